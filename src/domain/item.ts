@@ -1,0 +1,66 @@
+import type { Decimal } from './decimal.js';
+
+/**
+ * One item of a shop as shop-sync keeps it: the API's loose JSON normalised to exact values.
+ * Every field but `id` and `raw` is tracked: a change in any of them is a new version of the item.
+ */
+export interface Item {
+  readonly id: string;
+  readonly title: string;
+  readonly price: Decimal;
+  readonly original_price: Decimal | null;
+  readonly currency: string | null;
+  readonly quantity: number;
+  /** `true` unless the API said `false` (the field appears only on hidden items). */
+  readonly published: boolean;
+  /** ISO 8601 as the API sent it. */
+  readonly created_at: string;
+  readonly url: string;
+  readonly web_url: string | null;
+  readonly photos: readonly string[];
+  readonly photos_id: readonly number[];
+  readonly description: string | null;
+  readonly raw_description: string | null;
+  readonly fbcomments: string | null;
+  readonly shop_id: string;
+  readonly shop_name: string;
+  readonly shop_url: string;
+  /** `null` when the API sends none, an empty string, or an empty object. */
+  readonly shop_image: string | null;
+  readonly shop_items_url: string;
+  /** The item's JSON exactly as received, unknown fields included. Not tracked. */
+  readonly raw: string;
+}
+
+export type TrackedField = Exclude<keyof Item, 'id' | 'raw'>;
+
+/** The fields whose change makes a new version, in the order diffs report them. */
+export const TRACKED_FIELDS: readonly TrackedField[] = Object.freeze([
+  'price',
+  'original_price',
+  'quantity',
+  'published',
+  'title',
+  'currency',
+  'created_at',
+  'url',
+  'web_url',
+  'photos',
+  'photos_id',
+  'description',
+  'raw_description',
+  'fbcomments',
+  'shop_id',
+  'shop_name',
+  'shop_url',
+  'shop_image',
+  'shop_items_url',
+]);
+
+/** An item the API sent that could not be normalised: counted and reported, never silently dropped. */
+export interface InvalidItem {
+  /** The item's id when it had a readable one. */
+  readonly id: string | null;
+  readonly page: number;
+  readonly reason: string;
+}
