@@ -83,3 +83,9 @@ export class SyncBusyError extends ShopSyncError {
   readonly retryable = true;
   readonly exitCode = 1;
 }
+
+/** The work was stopped on request (SIGINT/SIGTERM) at a safe point; running it again resumes it. */
+export class InterruptedError extends ShopSyncError {
+  readonly retryable = true;
+  readonly exitCode = 1;
+}

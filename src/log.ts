@@ -24,8 +24,14 @@ const REDACTED_PATHS = [
 ];
 
 /** Logs go to stderr so that stdout stays clean for a command's output (`--json`, CSV). */
-export function createLogger(level: string, destination: pino.DestinationStream = pino.destination(2)): Logger {
-  return pino({ level, base: undefined, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
+export function createLogger(
+  level: string,
+  destination: pino.DestinationStream = pino.destination(2),
+): Logger {
+  return pino(
+    { level, base: undefined, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    destination,
+  );
 }
 
 /** A logger that drops everything, for library callers and tests that do not look at logs. */

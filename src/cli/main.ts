@@ -1,0 +1,33 @@
+import type { CliIO } from './io.js';
+import { run } from './program.js';
+
+/** The process edge: signals become an abort, the command's outcome becomes the exit status. */
+function main(): void {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort(new Error(`received ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const io: CliIO = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
+  run(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+    (error: unknown) => {
+      process.stderr.write(`shop-sync: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+main();

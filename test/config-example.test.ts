@@ -1,0 +1,24 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { findShop, loadConfig } from '../src/config.js';
+
+it('the bundled example config loads both shops once its secret files exist', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-example-'));
+  for (const name of ['north_client_secret', 'north_password', 'south_client_secret', 'south_password']) {
+    writeFileSync(path.join(dir, name), `${name}-value\n`);
+  }
+  const text = readFileSync('config/shops.example.yaml', 'utf8').replaceAll('/run/secrets/', `${dir}/`);
+  const file = path.join(dir, 'shops.yaml');
+  writeFileSync(file, text);
+
+  const config = loadConfig({ SHOP_SYNC_CONFIG: file });
+  expect(config).toMatchObject({ dataDir: '/data', keepRuns: 30, resumeWindowMinutes: 60, feedsGzip: false });
+  expect(findShop(config, 'north-store')).toMatchObject({ password: 'north_password-value', perPage: 100 });
+  expect(findShop(config, 'south-store')).toMatchObject({
+    order: 'title',
+    locale: 'it',
+    filters: { shipping_to: 'IT' },
+  });
+});
