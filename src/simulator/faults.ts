@@ -1,0 +1,73 @@
+import { Prng } from './prng.js';
+import type { Faults } from './types.js';
+
+export const NO_FAULTS: Readonly<Faults> = Object.freeze({
+  rate429: 0,
+  retryAfter: 0,
+  rate5xx: 0,
+  dropRate: 0,
+  latencyMs: 0,
+  malformedRate: 0,
+  shortPageRate: 0,
+  refreshDeadEnd: false,
+  ignorePage: false,
+  moving: null,
+});
+
+function checkRate(name: string, value: number): void {
+  if (!(value >= 0 && value <= 1))
+    throw new RangeError(`faults.${name} must be a probability in 0..1, got ${value}`);
+}
+
+function checkCount(name: string, value: number, allowZero: boolean): void {
+  if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new RangeError(`faults.${name} must be an integer >= ${allowZero ? 0 : 1}, got ${value}`);
+  }
+}
+
+/** `current` with `update` merged in, refusing values that make no sense. */
+export function mergeFaults(current: Readonly<Faults>, update: Partial<Faults>): Faults {
+  const next: Faults = { ...current, ...update };
+  checkRate('rate429', next.rate429);
+  checkRate('rate5xx', next.rate5xx);
+  checkRate('dropRate', next.dropRate);
+  checkRate('malformedRate', next.malformedRate);
+  checkRate('shortPageRate', next.shortPageRate);
+  if (next.retryAfter !== 'date') checkCount('retryAfter', next.retryAfter, true);
+  if (!(next.latencyMs >= 0 && Number.isFinite(next.latencyMs))) {
+    throw new RangeError(`faults.latencyMs must be >= 0, got ${next.latencyMs}`);
+  }
+  if (next.moving) {
+    checkCount('moving.insertBeforeEvery', next.moving.insertBeforeEvery, true);
+    checkCount('moving.removeBehindEvery', next.moving.removeBehindEvery, true);
+  }
+  return next;
+}
+
+export type ListingFault = 'status429' | 'status5xx' | 'drop' | 'malformed' | null;
+
+/**
+ * One draw per listing request decides its fault, from a seeded stream: the same seed and the same
+ * sequence of requests give the same faults.
+ */
+export class FaultDice {
+  private readonly rng: Prng;
+
+  constructor(seed: number) {
+    this.rng = new Prng(seed ^ 0xfa017);
+  }
+
+  roll(faults: Readonly<Faults>): ListingFault {
+    let draw = this.rng.next();
+    for (const [fault, rate] of [
+      ['status429', faults.rate429],
+      ['status5xx', faults.rate5xx],
+      ['drop', faults.dropRate],
+      ['malformed', faults.malformedRate],
+    ] as const) {
+      if (draw < rate) return fault;
+      draw -= rate;
+    }
+    return null;
+  }
+}

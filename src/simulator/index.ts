@@ -1,0 +1,17 @@
+export { DEFAULT_CREDENTIALS } from './options.js';
+export { startSimulator } from './server.js';
+export type {
+  FaultKind,
+  Faults,
+  FieldChange,
+  GrantType,
+  Move,
+  MovingFault,
+  Mutation,
+  MutationTruth,
+  SimCredentials,
+  SimItem,
+  SimStats,
+  Simulator,
+  SimulatorOptions,
+} from './types.js';

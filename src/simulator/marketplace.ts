@@ -1,0 +1,274 @@
+import { Catalogue } from './catalogue.js';
+import { FaultDice, mergeFaults } from './faults.js';
+import { type ListingQuery, parseListingQuery, QueryError } from './listing-query.js';
+import { applyMutation } from './mutations.js';
+import type { Settings } from './options.js';
+import { PageLayout, type PageWindow } from './paging.js';
+import { Prng } from './prng.js';
+import type { SimRecord } from './record.js';
+import { type RenderContext, recordJson, renderContext, toSimItem } from './render.js';
+import { TokenIssuer } from './tokens.js';
+import type {
+  FaultKind,
+  Faults,
+  GrantType,
+  Move,
+  MovingFault,
+  Mutation,
+  MutationTruth,
+  SimItem,
+  SimStats,
+} from './types.js';
+
+/** An HTTP answer. `cut`: send the headers and part of the body, then destroy the connection. */
+export interface Reply {
+  status: number;
+  body: string | Buffer;
+  headers?: Record<string, string>;
+  cut?: boolean;
+}
+
+const SERVER_ERRORS = [500, 502, 503] as const;
+const OPEN_BRACKET = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE_BRACKET = Buffer.from(']');
+
+function json(status: number, value: unknown, headers?: Record<string, string>): Reply {
+  return headers ? { status, body: JSON.stringify(value), headers } : { status, body: JSON.stringify(value) };
+}
+
+function unauthorized(reason: string): Reply {
+  return json(
+    401,
+    { error: 'invalid_token', message: reason },
+    { 'www-authenticate': 'Bearer error="invalid_token"' },
+  );
+}
+
+function serverError(status: (typeof SERVER_ERRORS)[number]): Reply {
+  if (status === 502) {
+    return {
+      status,
+      body: '<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>',
+      headers: { 'content-type': 'text/html' },
+    };
+  }
+  return json(status, { error: 'server_error', message: `simulated HTTP ${status}` });
+}
+
+function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
+}
+
+const FAULT_KINDS: readonly FaultKind[] = [
+  'status429',
+  'status5xx',
+  'drop',
+  'malformed',
+  'shortPage',
+  'refreshDeadEnd',
+  'ignorePage',
+  'moveInsert',
+  'moveRemove',
+];
+const GRANTS: readonly GrantType[] = ['client_credentials', 'password', 'refresh_token'];
+
+/** The marketplace's behaviour, independent of HTTP transport: each request in, one Reply out. */
+export class Marketplace {
+  private readonly catalogue: Catalogue;
+  private readonly tokens: TokenIssuer;
+  private readonly layout: PageLayout;
+  private readonly dice: FaultDice;
+  private readonly mutationRng: Prng;
+  private readonly moveRng: Prng;
+  private readonly moveLog: Move[] = [];
+  private readonly counters: SimStats = {
+    requests: 0,
+    listingRequests: 0,
+    itemRequests: 0,
+    tokenRequests: zeroCounts(GRANTS),
+    tokenRefusals: 0,
+    faultsInjected: zeroCounts(FAULT_KINDS),
+  };
+  private currentFaults: Faults;
+  private movingRequests = 0;
+  private ctx: RenderContext;
+
+  constructor(private readonly settings: Settings) {
+    this.catalogue = new Catalogue(settings.seed, settings.items);
+    this.tokens = new TokenIssuer(settings.credentials, settings.expiresIn);
+    this.layout = new PageLayout(settings.seed);
+    this.dice = new FaultDice(settings.seed);
+    this.mutationRng = new Prng(settings.seed ^ 0x3a7e);
+    this.moveRng = new Prng(settings.seed ^ 0x30fe);
+    this.currentFaults = settings.faults;
+    this.layout.setShortPageRate(settings.faults.shortPageRate);
+    this.ctx = renderContext('', settings.shopId);
+  }
+
+  get faults(): Readonly<Faults> {
+    return this.currentFaults;
+  }
+
+  /** Item URLs point at the server, whose address is known once it listens. */
+  serveAt(baseUrl: string): void {
+    this.ctx = renderContext(baseUrl, this.settings.shopId);
+  }
+
+  countRequest(): void {
+    this.counters.requests += 1;
+  }
+
+  token(params: Readonly<Record<string, string>>): Reply {
+    const result = this.tokens.grant(params);
+    if (result.status === 200) this.counters.tokenRequests[result.grant] += 1;
+    else this.counters.tokenRefusals += 1;
+    return json(result.status, result.body, { 'cache-control': 'no-store' });
+  }
+
+  listing(authorization: string | undefined, params: URLSearchParams): Reply {
+    this.counters.listingRequests += 1;
+    const denied = this.authorize(authorization, true);
+    if (denied) return denied;
+    let query: ListingQuery;
+    try {
+      query = parseListingQuery(params, this.settings);
+    } catch (error) {
+      if (error instanceof QueryError) return json(422, { error: error.error, message: error.message });
+      throw error;
+    }
+    if (this.currentFaults.ignorePage && query.page !== 1) {
+      this.countFault('ignorePage');
+      query.page = 1;
+    }
+    if (this.currentFaults.moving) this.move(this.currentFaults.moving, query);
+    const fault = this.dice.roll(this.currentFaults);
+    if (fault === 'status429') return this.tooManyRequests();
+    if (fault === 'status5xx') {
+      this.countFault('status5xx');
+      return serverError(SERVER_ERRORS[this.counters.faultsInjected.status5xx % SERVER_ERRORS.length] ?? 500);
+    }
+    const body = this.page(query);
+    if (fault === 'drop') {
+      this.countFault('drop');
+      return { status: 200, body, cut: true };
+    }
+    if (fault === 'malformed') {
+      this.countFault('malformed');
+      return { status: 200, body: body.subarray(0, Math.max(1, body.length >> 1)) };
+    }
+    return { status: 200, body };
+  }
+
+  item(authorization: string | undefined, id: string): Reply {
+    this.counters.itemRequests += 1;
+    const denied = this.authorize(authorization, false);
+    if (denied) return denied;
+    const record = this.catalogue.get(id);
+    if (record) return { status: 200, body: recordJson(record, this.ctx) };
+    const message = this.catalogue.wasRemoved(id) ? `item ${id} was removed` : `no item ${id}`;
+    return json(404, { error: 'not_found', message });
+  }
+
+  truth(): SimItem[] {
+    return this.catalogue.records.map((record) => toSimItem(record, this.ctx));
+  }
+
+  mutate(m: Mutation): MutationTruth {
+    return applyMutation(this.catalogue, m, this.mutationRng);
+  }
+
+  setFaults(update: Partial<Faults>): void {
+    this.currentFaults = mergeFaults(this.currentFaults, update);
+    this.layout.setShortPageRate(this.currentFaults.shortPageRate);
+  }
+
+  stats(): SimStats {
+    return structuredClone(this.counters);
+  }
+
+  moves(): Move[] {
+    return this.moveLog.map((move) => ({ ...move }));
+  }
+
+  private authorize(authorization: string | undefined, sell: boolean): Reply | null {
+    const check = this.tokens.check(authorization);
+    if (!check.ok) return unauthorized(check.reason);
+    if (check.kind === 'refreshed' && this.currentFaults.refreshDeadEnd) {
+      this.countFault('refreshDeadEnd');
+      return unauthorized('access token rejected');
+    }
+    if (sell && check.kind === 'buy') {
+      // 403, not 401: the token is valid, and refreshing it would not help.
+      return json(403, {
+        error: 'insufficient_scope',
+        message:
+          'a client_credentials token is valid for buy operations only; /sell needs the password grant',
+      });
+    }
+    return null;
+  }
+
+  private tooManyRequests(): Reply {
+    this.countFault('status429');
+    const { retryAfter } = this.currentFaults;
+    const value = retryAfter === 'date' ? new Date(Date.now() + 1000).toUTCString() : String(retryAfter);
+    return json(429, { error: 'rate_limited', message: 'too many requests' }, { 'retry-after': value });
+  }
+
+  private listed(query: ListingQuery): readonly SimRecord[] {
+    return this.catalogue.listing(query.order, query.filters, query.filterKey);
+  }
+
+  private window(query: ListingQuery, total: number): PageWindow {
+    return this.layout.window(query.page, query.perPage, total);
+  }
+
+  private page(query: ListingQuery): Buffer {
+    const records = this.listed(query);
+    const { start, size, short } = this.window(query, records.length);
+    const end = Math.min(start + size, records.length);
+    if (short && end < records.length) this.countFault('shortPage');
+    const parts: Buffer[] = [OPEN_BRACKET];
+    let length = 2;
+    for (let i = start; i < end; i += 1) {
+      const json = recordJson(records[i] as SimRecord, this.ctx);
+      if (i > start) parts.push(COMMA);
+      parts.push(json);
+      length += json.length + (i > start ? 1 : 0);
+    }
+    parts.push(CLOSE_BRACKET);
+    return Buffer.concat(parts, length);
+  }
+
+  /** The moving-listing fault: real catalogue changes around the reader's position, logged. */
+  private move(moving: MovingFault, query: ListingQuery): void {
+    this.movingRequests += 1;
+    const request = this.counters.listingRequests;
+    if (moving.insertBeforeEvery > 0 && this.movingRequests % moving.insertBeforeEvery === 0) {
+      const before = this.listed(query);
+      const { start } = this.window(query, before.length);
+      const lastOfPrevious = start > 0 ? before[start - 1] : undefined;
+      const inserted = this.catalogue.addNew(this.moveRng);
+      const repeated =
+        lastOfPrevious && this.listed(query)[start] === lastOfPrevious ? lastOfPrevious.id : null;
+      this.moveLog.push({ kind: 'insert', request, id: inserted.id, affectedId: repeated });
+      this.countFault('moveInsert');
+    }
+    if (moving.removeBehindEvery > 0 && this.movingRequests % moving.removeBehindEvery === 0) {
+      const before = this.listed(query);
+      const { start } = this.window(query, before.length);
+      const behind = Math.min(start, before.length);
+      if (behind === 0) return;
+      const victim = before[this.moveRng.int(behind)] as SimRecord;
+      const skipped = before[start]?.id ?? null;
+      this.catalogue.remove(victim);
+      this.moveLog.push({ kind: 'remove', request, id: victim.id, affectedId: skipped });
+      this.countFault('moveRemove');
+    }
+  }
+
+  private countFault(kind: FaultKind): void {
+    this.counters.faultsInjected[kind] += 1;
+  }
+}

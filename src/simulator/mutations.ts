@@ -1,0 +1,127 @@
+import type { TrackedField } from '../domain/item.js';
+import type { Catalogue } from './catalogue.js';
+import type { Prng } from './prng.js';
+import { PRICE_REPRS, type PriceRepr, randomUnits, renderPrice, type SimRecord } from './record.js';
+import { canonicalPrice } from './render.js';
+import { mutationTitle } from './texts.js';
+import type { FieldChange, Mutation, MutationTruth } from './types.js';
+
+type Changes = Partial<Record<TrackedField, FieldChange>>;
+type Edit = (record: SimRecord, rng: Prng) => Changes;
+
+const COUNTED_KINDS = [
+  'prices',
+  'quantities',
+  'publish',
+  'titles',
+  'representation',
+  'remove',
+  'add',
+] as const;
+
+function count(m: Mutation, kind: (typeof COUNTED_KINDS)[number]): number {
+  const n = m[kind] ?? 0;
+  if (!Number.isInteger(n) || n < 0)
+    throw new RangeError(`mutation.${kind} must be a non-negative integer, got ${n}`);
+  return n;
+}
+
+/** `n` distinct records, drawn without replacement. */
+function pickDistinct(records: readonly SimRecord[], n: number, rng: Prng): SimRecord[] {
+  const indices = Array.from({ length: records.length }, (_, i) => i);
+  for (let i = 0; i < n; i += 1) {
+    const j = i + rng.int(indices.length - i);
+    [indices[i], indices[j]] = [indices[j] as number, indices[i] as number];
+  }
+  return indices.slice(0, n).map((i) => records[i] as SimRecord);
+}
+
+const editPrice: Edit = (record, rng) => {
+  const before = canonicalPrice(record.priceUnits, record.scale);
+  let units = randomUnits(rng, record.scale);
+  while (units === record.priceUnits) units = randomUnits(rng, record.scale);
+  record.priceUnits = units;
+  return { price: { before, after: canonicalPrice(units, record.scale) } };
+};
+
+const editQuantity: Edit = (record, rng) => {
+  const before = record.quantity;
+  record.quantity = (before + 1 + rng.int(50)) % 60;
+  return { quantity: { before, after: record.quantity } };
+};
+
+const editPublished: Edit = (record) => {
+  record.published = !record.published;
+  return { published: { before: !record.published, after: record.published } };
+};
+
+const editTitle: Edit = (record, rng) => {
+  const before = record.title;
+  while (record.title === before) record.title = mutationTitle(rng, record.serial + rng.int(1_000_000));
+  return { title: { before, after: record.title } };
+};
+
+/** The next representation that writes different JSON text for the same value. */
+function nextRepr(units: number, scale: number, repr: PriceRepr): PriceRepr {
+  const text = renderPrice(units, scale, repr);
+  let next = repr;
+  do next = ((next + 1) % PRICE_REPRS) as PriceRepr;
+  while (renderPrice(units, scale, next) === text);
+  return next;
+}
+
+const editRepresentation: Edit = (record) => {
+  record.priceRepr = nextRepr(record.priceUnits, record.scale, record.priceRepr);
+  if (record.originalUnits !== null) {
+    record.originalRepr = nextRepr(record.originalUnits, record.scale, record.originalRepr);
+  }
+  return {};
+};
+
+const EDITS: ReadonlyArray<readonly [kind: (typeof COUNTED_KINDS)[number], edit: Edit]> = [
+  ['prices', editPrice],
+  ['quantities', editQuantity],
+  ['publish', editPublished],
+  ['titles', editTitle],
+  ['representation', editRepresentation],
+];
+
+/**
+ * Applies `m` and returns what changed. Every edited or removed item is drawn from one draw without
+ * replacement, so no item is touched twice in one mutation and each `updated` entry has one field.
+ */
+export function applyMutation(catalogue: Catalogue, m: Mutation, rng: Prng): MutationTruth {
+  const wanted = COUNTED_KINDS.filter((kind) => kind !== 'add').reduce(
+    (sum, kind) => sum + count(m, kind),
+    0,
+  );
+  if (wanted > catalogue.size) {
+    throw new RangeError(`mutation touches ${wanted} items but the catalogue lists ${catalogue.size}`);
+  }
+  const restore = m.restore ?? [];
+  if (new Set(restore).size !== restore.length) throw new RangeError('mutation.restore lists an id twice');
+  for (const id of restore) {
+    if (!catalogue.wasRemoved(id)) throw new RangeError(`cannot restore ${id}: it was not removed`);
+  }
+  const picked = pickDistinct(catalogue.records, wanted, rng);
+  const truth: MutationTruth = { added: [], removed: [], updated: [] };
+  let next = 0;
+  for (const [kind, edit] of EDITS) {
+    for (const record of picked.slice(next, next + count(m, kind))) {
+      const fields = edit(record, rng);
+      catalogue.changed(record);
+      if (Object.keys(fields).length > 0) truth.updated.push({ id: record.id, fields });
+    }
+    next += count(m, kind);
+  }
+  for (const record of picked.slice(next)) {
+    catalogue.remove(record);
+    truth.removed.push(record.id);
+  }
+  for (let i = 0; i < count(m, 'add'); i += 1) truth.added.push(catalogue.addNew(rng).id);
+  for (const id of restore) {
+    catalogue.restore(id);
+    truth.added.push(id);
+  }
+  return truth;
+}

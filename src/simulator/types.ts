@@ -1,0 +1,132 @@
+import type { Item, TrackedField } from '../domain/item.js';
+
+/** The simulator's own fake credentials: printing them is harmless, they open nothing real. */
+export interface SimCredentials {
+  clientId: string;
+  clientSecret: string;
+  username: string;
+  password: string;
+}
+
+export interface SimulatorOptions {
+  /** Catalogue size. */
+  items?: number;
+  /** Same seed: same catalogue, same mutations, same faults for the same sequence of requests. */
+  seed?: number;
+  host?: string;
+  /** 0 picks an ephemeral port. */
+  port?: number;
+  /** Access-token lifetime in seconds; fractional values are honoured by the server (tests). */
+  expiresIn?: number;
+  /** Server-side maximum of `per_page`; larger requests are capped silently. */
+  perPageCap?: number;
+  /** `per_page` when the request has none. */
+  defaultPerPage?: number;
+  credentials?: Partial<SimCredentials>;
+  shopId?: string;
+  faults?: Partial<Faults>;
+}
+
+export interface MovingFault {
+  /** Every this many listing requests, a new item appears at the front of the newest-first listing. */
+  insertBeforeEvery: number;
+  /** Every this many listing requests, an item before the reader's position disappears. */
+  removeBehindEvery: number;
+}
+
+export interface Faults {
+  rate429: number;
+  /** Seconds (may be 0), or 'date' for an HTTP date one second ahead. */
+  retryAfter: number | 'date';
+  rate5xx: number;
+  dropRate: number;
+  latencyMs: number;
+  malformedRate: number;
+  shortPageRate: number;
+  refreshDeadEnd: boolean;
+  ignorePage: boolean;
+  moving: MovingFault | null;
+}
+
+/** An item exactly as a correct client must normalise it. */
+export type SimItem = Omit<Item, 'raw'>;
+
+export interface Mutation {
+  prices?: number;
+  quantities?: number;
+  /** Flip `published`. */
+  publish?: number;
+  titles?: number;
+  add?: number;
+  remove?: number;
+  /** Previously removed ids, brought back with their last values. */
+  restore?: readonly string[];
+  /** Re-render prices in another JSON representation without changing their value. */
+  representation?: number;
+}
+
+export interface FieldChange {
+  before: unknown;
+  after: unknown;
+}
+
+export interface MutationTruth {
+  added: string[];
+  removed: string[];
+  /** Only real value changes; `representation` produces none. */
+  updated: Array<{ id: string; fields: Partial<Record<TrackedField, FieldChange>> }>;
+}
+
+export type FaultKind =
+  | 'status429'
+  | 'status5xx'
+  | 'drop'
+  | 'malformed'
+  | 'shortPage'
+  | 'refreshDeadEnd'
+  | 'ignorePage'
+  | 'moveInsert'
+  | 'moveRemove';
+
+export type GrantType = 'client_credentials' | 'password' | 'refresh_token';
+
+export interface SimStats {
+  requests: number;
+  listingRequests: number;
+  itemRequests: number;
+  /** Tokens issued, by grant. */
+  tokenRequests: Record<GrantType, number>;
+  /** Token requests refused (invalid client, grant or request). */
+  tokenRefusals: number;
+  faultsInjected: Record<FaultKind, number>;
+}
+
+/** One change the moving-listing fault made to the catalogue while a client was reading it. */
+export interface Move {
+  kind: 'insert' | 'remove';
+  /** The listing request (1-based count) that the move happened before. */
+  request: number;
+  /** The item inserted or removed. */
+  id: string;
+  /**
+   * insert: the item the reader sees twice (last of the previous page, first of this one).
+   * remove: the item the reader skips although it is still listed.
+   */
+  affectedId: string | null;
+}
+
+export interface Simulator {
+  /** 'http://HOST:PORT', no trailing slash. */
+  readonly baseUrl: string;
+  readonly credentials: SimCredentials;
+  readonly shopId: string;
+  /** The current catalogue in the default order (newest first), with canonical values. */
+  truth(): SimItem[];
+  mutate(m: Mutation): MutationTruth;
+  /** Merged into the current faults. */
+  setFaults(f: Partial<Faults>): void;
+  stats(): SimStats;
+  /** Catalogue changes made by the moving-listing fault, oldest first. */
+  moves(): Move[];
+  close(): Promise<void>;
+}
