@@ -1,0 +1,236 @@
+import { z } from 'zod';
+import { ApiError, CredentialsError, ProtocolError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { HttpClient, HttpResponse } from './http.js';
+import { isRetryableStatus, parseRetryAfter, type RetryOptions, TransientError, withRetry } from './retry.js';
+import { serverMessage } from './server-message.js';
+import { MemoryTokenStore, type StoredToken, type TokenStore } from './token-store.js';
+
+export interface Credentials {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface TokenManagerOptions {
+  readonly http: HttpClient;
+  readonly credentials: Credentials;
+  readonly retry: RetryOptions;
+  readonly logger: Logger;
+  readonly store?: TokenStore;
+}
+
+const TOKEN_PATH = '/v1/oauth/token';
+/** Renew when this share of a token's lifetime has passed, leaving room for slow requests and clock skew. */
+const RENEW_AT_SHARE = 0.9;
+
+const TokenResponse = z.object({
+  access_token: z.string().min(1),
+  expires_in: z.coerce.number().positive().optional(),
+  refresh_token: z.string().min(1).nullish(),
+});
+
+const OAuthError = z.object({ error: z.string() });
+
+/** A token request the server turned down (4xx other than rate limiting), with its OAuth error code. */
+class GrantRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    readonly detail: string,
+  ) {
+    super(`the token endpoint refused the grant with HTTP ${status}${code ? ` (${code})` : ''}`);
+  }
+}
+
+/**
+ * Keeps a bearer token for the shop owner: password grant first, refresh before expiry and on a 401,
+ * and the password grant again when refreshing fails or its token is refused. Renewals are
+ * single-flight: concurrent requests that need a new token wait for the one renewal in progress.
+ */
+export class TokenManager {
+  private readonly http: HttpClient;
+  private readonly credentials: Credentials;
+  private readonly retry: RetryOptions;
+  private readonly logger: Logger;
+  private readonly store: TokenStore;
+  /** Set once a refreshed token was refused: from then on renewals use the password grant directly. */
+  private refreshLeadsNowhere = false;
+  private readonly seenTokens = new Set<string>();
+  /** Once the password grant is refused, every caller gets that answer instead of asking again. */
+  private refusal: CredentialsError | undefined;
+
+  constructor(options: TokenManagerOptions) {
+    this.http = options.http;
+    this.credentials = options.credentials;
+    this.retry = options.retry;
+    this.logger = options.logger;
+    this.store = options.store ?? new MemoryTokenStore();
+  }
+
+  /** A token to send now: the stored one unless it is due for renewal. */
+  async accessToken(): Promise<string> {
+    const current = await this.store.get();
+    if (current && Date.now() < current.renewAt) return current.accessToken;
+    return this.renew('due', current?.accessToken);
+  }
+
+  /** The API answered 401 to `refused`: refresh it (or log in again if refreshing fails). */
+  afterRefusal(refused: string): Promise<string> {
+    return this.renew('refused', refused);
+  }
+
+  /** The API answered 401 to a freshly renewed token too: log in again with the password grant. */
+  afterSecondRefusal(refused: string): Promise<string> {
+    return this.renew('refused-again', refused);
+  }
+
+  /** Every secret this manager has held, so that messages and logs can be scrubbed of them. */
+  secrets(): string[] {
+    return [this.credentials.clientSecret, this.credentials.password, ...this.seenTokens];
+  }
+
+  /**
+   * Renewals queue on the store's lock and re-read the store first, so that of many callers holding the
+   * same stale token only the first renews and the rest pick up its result (single flight).
+   */
+  private async renew(reason: RenewReason, stale: string | undefined): Promise<string> {
+    const token = await this.store.withLock(() => this.renewLocked(reason, stale));
+    return token.accessToken;
+  }
+
+  private async renewLocked(reason: RenewReason, stale: string | undefined): Promise<StoredToken> {
+    if (this.refusal) throw this.refusal;
+    const current = await this.store.get();
+    if (current && current.accessToken !== stale && Date.now() < current.renewAt) {
+      // After a refused refreshed token only a password-grant token is worth trying.
+      if (reason !== 'refused-again' || current.grant === 'password') return current;
+    }
+    if (reason === 'refused-again' && current?.grant === 'refresh_token') {
+      this.refreshLeadsNowhere = true;
+      this.logger.warn('a refreshed token was refused; renewing with the password grant from now on');
+    }
+    const refreshToken = current?.refreshToken;
+    const token =
+      refreshToken && reason !== 'refused-again' && !this.refreshLeadsNowhere
+        ? await this.refreshOrLogIn(refreshToken)
+        : await this.logIn();
+    await this.store.set(token);
+    return token;
+  }
+
+  private async refreshOrLogIn(refreshToken: string): Promise<StoredToken> {
+    try {
+      return await this.grant('refresh_token', { grant_type: 'refresh_token', refresh_token: refreshToken });
+    } catch (error) {
+      if (!(error instanceof GrantRefused)) throw error;
+      this.logger.info({ status: error.status, code: error.code }, 'refresh refused; logging in again');
+      return this.logIn();
+    }
+  }
+
+  private async logIn(): Promise<StoredToken> {
+    const { username, password } = this.credentials;
+    try {
+      return await this.grant('password', { grant_type: 'password', username, password });
+    } catch (error) {
+      if (!(error instanceof GrantRefused)) throw error;
+      this.refusal = credentialsRefused(error);
+      throw this.refusal;
+    }
+  }
+
+  private async grant(kind: StoredToken['grant'], fields: Record<string, string>): Promise<StoredToken> {
+    const body = new URLSearchParams({
+      ...fields,
+      client_id: this.credentials.clientId,
+      client_secret: this.credentials.clientSecret,
+    }).toString();
+    const shown = `POST ${TOKEN_PATH} (grant ${kind})`;
+    const response = await withRetry({ options: this.retry, logger: this.logger }, () =>
+      this.http
+        .request({
+          method: 'POST',
+          path: TOKEN_PATH,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body,
+        })
+        .then((r) => this.checkTokenResponse(r, shown)),
+    );
+    const token = this.readToken(response, shown, kind);
+    this.logger.debug({ grant: kind }, 'obtained a marketplace token');
+    return token;
+  }
+
+  private checkTokenResponse(response: HttpResponse, shown: string): HttpResponse {
+    if (response.status === 200) return response;
+    const detail = serverMessage(response.body, this.secrets());
+    if (isRetryableStatus(response.status)) {
+      throw new TransientError(
+        shown,
+        detail,
+        response.status,
+        parseRetryAfter(response.headers['retry-after']),
+      );
+    }
+    if (response.status === 400 || response.status === 401) {
+      throw new GrantRefused(response.status, oauthErrorCode(response.body), detail);
+    }
+    throw new ApiError(`${shown} failed with HTTP ${response.status}: ${detail}`, false, response.status);
+  }
+
+  private readToken(response: HttpResponse, shown: string, kind: StoredToken['grant']): StoredToken {
+    let json: unknown;
+    try {
+      json = JSON.parse(response.body);
+    } catch {
+      throw new ProtocolError(`${shown} answered HTTP 200 with a body that is not JSON`);
+    }
+    const parsed = TokenResponse.safeParse(json);
+    if (!parsed.success) throw new ProtocolError(`${shown} answered HTTP 200 without a usable access_token`);
+    const { access_token, expires_in, refresh_token } = parsed.data;
+    this.seenTokens.add(access_token);
+    if (refresh_token) this.seenTokens.add(refresh_token);
+    return {
+      accessToken: access_token,
+      refreshToken: refresh_token ?? null,
+      // Without a lifetime the token is used until the API refuses it.
+      renewAt:
+        expires_in === undefined ? Number.POSITIVE_INFINITY : Date.now() + expires_in * 1000 * RENEW_AT_SHARE,
+      grant: kind,
+    };
+  }
+}
+
+type RenewReason = 'due' | 'refused' | 'refused-again';
+
+function oauthErrorCode(body: string): string | undefined {
+  try {
+    const parsed = OAuthError.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which credentials the password grant's refusal points at, per RFC 6749 section 5.2. */
+function credentialsRefused(refusal: GrantRefused): CredentialsError {
+  const code = refusal.code ? `: ${refusal.code}` : '';
+  if (refusal.code === 'invalid_grant') {
+    return new CredentialsError(
+      `The marketplace refused the shop owner's login (MARKETPLACE_USERNAME / MARKETPLACE_PASSWORD) with HTTP ${refusal.status}${code}.`,
+      refusal.status,
+    );
+  }
+  if (refusal.code === 'invalid_client' || refusal.code === 'unauthorized_client' || refusal.status === 401) {
+    return new CredentialsError(
+      `The marketplace refused the application's credentials (MARKETPLACE_CLIENT_ID / MARKETPLACE_CLIENT_SECRET) with HTTP ${refusal.status}${code}.`,
+      refusal.status,
+    );
+  }
+  return new CredentialsError(
+    `The marketplace refused the password grant with HTTP ${refusal.status}${code}: ${refusal.detail}`,
+    refusal.status,
+  );
+}

@@ -1,0 +1,112 @@
+import type { Item } from '../domain/item.js';
+import { ProtocolError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import { TokenManager } from './auth.js';
+import { AuthorizedRequests } from './authorized.js';
+import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
+import { normaliseItem } from './item-schema.js';
+import { type ItemPage, type PageReadOptions, readPages } from './items.js';
+import { readListingBody } from './listing-body.js';
+import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
+import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
+import { sanitizeUrl } from './sanitize.js';
+import type { TokenStore } from './token-store.js';
+
+export type { ItemPage } from './items.js';
+export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
+export type { RetryOptions } from './retry.js';
+export type { StoredToken, TokenStore } from './token-store.js';
+
+export interface MarketplaceOptions {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly username: string;
+  readonly password: string;
+  readonly allowInsecure?: boolean;
+  readonly timeouts?: Partial<HttpTimeouts>;
+  readonly maxResponseBytes?: number;
+  readonly retry?: Partial<RetryOptions>;
+  readonly tokenStore?: TokenStore;
+  readonly logger?: Logger;
+}
+
+export type ReadItemsQuery = ListingQuery & PageReadOptions;
+
+/** The marketplace as shop-sync uses it: the shop's items, page by page, and single items by URL. */
+export class MarketplaceClient {
+  private readonly http: HttpClient;
+  private readonly requests: AuthorizedRequests;
+
+  constructor(options: MarketplaceOptions) {
+    const logger = options.logger ?? silentLogger();
+    const retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.http = new HttpClient({
+      baseUrl: options.baseUrl,
+      allowInsecure: options.allowInsecure,
+      timeouts: options.timeouts,
+      maxResponseBytes: options.maxResponseBytes,
+    });
+    const tokens = new TokenManager({
+      http: this.http,
+      credentials: {
+        clientId: options.clientId,
+        clientSecret: options.clientSecret,
+        username: options.username,
+        password: options.password,
+      },
+      retry,
+      logger,
+      store: options.tokenStore,
+    });
+    this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
+  }
+
+  /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
+  readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
+    const { startPage, concurrency, maxPages, ...listing } = query;
+    validateListingQuery(listing);
+    const fetchPage = (page: number, signal: AbortSignal) => {
+      const path = listingPath(listing, page);
+      const shown = `GET ${sanitizeUrl(path)}`;
+      return this.requests.get(path, { signal, read: (response) => readListingBody(response, shown) });
+    };
+    return readPages(fetchPage, { startPage, concurrency, maxPages });
+  }
+
+  /**
+   * The item at `url` (an item's own `url`), or null when the marketplace no longer has it (404, 410).
+   * Only URLs below the base URL are fetched: the token must not travel to any other host.
+   */
+  async fetchItem(url: string): Promise<Item | null> {
+    const path = this.http.pathWithin(url);
+    if (path === undefined) {
+      throw new ProtocolError(
+        `Refusing to fetch ${sanitizeUrl(url, { pathOnly: false })}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
+      );
+    }
+    const shown = `GET ${sanitizeUrl(path)}`;
+    return this.requests.get(path, { accept: [404, 410], read: (response) => readItem(response, shown) });
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+function readItem(response: HttpResponse, shown: string): Item | null {
+  if (response.status !== 200) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(response.body);
+  } catch {
+    throw new TransientError(
+      shown,
+      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
+    );
+  }
+  const result = normaliseItem(json, response.body.trim(), 0);
+  if (!result.ok)
+    throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
+  return result.item;
+}

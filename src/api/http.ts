@@ -1,0 +1,191 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
+import { Pool, errors as undiciErrors } from 'undici';
+import { ApiError, ConfigError } from '../errors.js';
+import { TransientError } from './retry.js';
+import { sanitizeUrl } from './sanitize.js';
+
+export interface HttpTimeouts {
+  readonly connectMs: number;
+  readonly headersMs: number;
+  readonly bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = Object.freeze({
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+});
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+export interface HttpOptions {
+  readonly baseUrl: string;
+  /** Allow plain `http:` to a host that is not loopback (MARKETPLACE_ALLOW_INSECURE=1). */
+  readonly allowInsecure?: boolean;
+  readonly timeouts?: Partial<HttpTimeouts>;
+  readonly maxResponseBytes?: number;
+  /** Sockets kept open to the marketplace; read-ahead uses one per page in flight. */
+  readonly connections?: number;
+}
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path and query below the base URL, starting with `/`. */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/**
+ * The marketplace's base URL, refused when it would send passwords and tokens in clear text to a host
+ * other than this machine.
+ */
+export function validateBaseUrl(baseUrl: string, allowInsecure = false): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(
+      'MARKETPLACE_BASE_URL',
+      `MARKETPLACE_BASE_URL is not a valid URL: ${sanitizeUrl(baseUrl)}`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(
+      'MARKETPLACE_BASE_URL',
+      `MARKETPLACE_BASE_URL must be an https: URL, not ${url.protocol}`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(
+      'MARKETPLACE_BASE_URL',
+      'MARKETPLACE_BASE_URL must not contain a user name or password; use MARKETPLACE_CLIENT_ID and friends',
+    );
+  }
+  if (url.protocol === 'http:' && !allowInsecure && !isLoopback(url.hostname)) {
+    throw new ConfigError(
+      'MARKETPLACE_BASE_URL',
+      `MARKETPLACE_BASE_URL must use https: (got ${url.origin}); set MARKETPLACE_ALLOW_INSECURE=1 to allow clear text`,
+    );
+  }
+  return url;
+}
+
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1' || host === '0:0:0:0:0:0:0:1';
+}
+
+/**
+ * One keep-alive connection pool to the marketplace's origin. Answers every status as a response except
+ * redirects, which are errors: following one would hand the Authorization header to another address.
+ */
+export class HttpClient {
+  readonly baseUrl: URL;
+  private readonly basePath: string;
+  private readonly pool: Pool;
+  private readonly maxResponseBytes: number;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: HttpOptions) {
+    this.baseUrl = validateBaseUrl(options.baseUrl, options.allowInsecure);
+    this.basePath = this.baseUrl.pathname.replace(/\/+$/, '');
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.pool = new Pool(this.baseUrl.origin, {
+      connections: options.connections ?? 8,
+      connectTimeout: timeouts.connectMs,
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+      maxResponseSize: this.maxResponseBytes,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /** The path of `url` below the base URL when it is on the same origin and under the base path. */
+  pathWithin(url: string): string | undefined {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return undefined;
+    }
+    if (target.origin !== this.baseUrl.origin || target.username || target.password) return undefined;
+    if (!target.pathname.startsWith(`${this.basePath}/`)) return undefined;
+    return `${target.pathname.slice(this.basePath.length)}${target.search}`;
+  }
+
+  async request(request: HttpRequest): Promise<HttpResponse> {
+    const shown = `${request.method} ${sanitizeUrl(request.path)}`;
+    try {
+      const response = await this.pool.request({
+        method: request.method,
+        path: `${this.basePath}${request.path}`,
+        headers: request.headers,
+        body: request.body,
+        signal: request.signal,
+      });
+      const body = await response.body.text();
+      if (response.statusCode >= 300 && response.statusCode < 400) {
+        const location = response.headers.location;
+        const where = typeof location === 'string' ? ` to ${sanitizeUrl(location, { pathOnly: false })}` : '';
+        throw new ApiError(
+          `${shown} was redirected (HTTP ${response.statusCode})${where}; redirects are not followed so that credentials stay with MARKETPLACE_BASE_URL`,
+          false,
+          response.statusCode,
+        );
+      }
+      return { status: response.statusCode, headers: response.headers, body };
+    } catch (error) {
+      throw this.translate(error, shown);
+    }
+  }
+
+  /** Closes the pool once; later calls wait for the same close. */
+  close(): Promise<void> {
+    this.closing ??= this.pool.close();
+    return this.closing;
+  }
+
+  private translate(error: unknown, shown: string): unknown {
+    if (error instanceof ApiError || isAbort(error)) return error;
+    if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
+      return new ApiError(
+        `${shown} failed: the response exceeded ${this.maxResponseBytes} bytes`,
+        false,
+        undefined,
+        {
+          cause: error,
+        },
+      );
+    }
+    return new TransientError(shown, networkProblem(error), undefined, undefined, { cause: error });
+  }
+}
+
+function isAbort(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.name === 'AbortError' || error instanceof undiciErrors.RequestAbortedError)
+  );
+}
+
+/** A network failure in words, with its code so that operators can search for it. */
+function networkProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const suffix = typeof code === 'string' ? ` (${code})` : '';
+  if (error instanceof undiciErrors.ConnectTimeoutError) return `timed out connecting${suffix}`;
+  if (error instanceof undiciErrors.HeadersTimeoutError) return `timed out waiting for the response${suffix}`;
+  if (error instanceof undiciErrors.BodyTimeoutError) return `timed out reading the response body${suffix}`;
+  if (code === 'ECONNREFUSED') return `the connection was refused${suffix}`;
+  return `the connection dropped before the response was complete${suffix}`;
+}

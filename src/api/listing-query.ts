@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { UsageError } from '../errors.js';
+
+/** The filters `f` of `GET /v1/sell/shop/items`, as the spec lists them. */
+export interface ListingFilters {
+  readonly category_ids?: readonly number[] | string;
+  readonly featured?: boolean;
+  readonly on_sale?: boolean;
+  /** `low..high` in whole currency units, e.g. `10..50`. */
+  readonly price?: string;
+  readonly promotable?: boolean;
+  /** Two uppercase letters, e.g. `IT`. */
+  readonly shipping_to?: string;
+}
+
+/** How `f` travels in the query string; the spec leaves it open. `brackets`: `f[price]=…`, `dots`: `f.price=…`. */
+export type FilterEncoding = 'brackets' | 'dots';
+
+export interface ListingQuery {
+  readonly perPage?: number;
+  readonly order?: string;
+  readonly locale?: string;
+  readonly filters?: ListingFilters;
+  readonly filterEncoding?: FilterEncoding;
+}
+
+const Filters = z.strictObject({
+  category_ids: z
+    .union([
+      z.array(z.number().int().nonnegative()),
+      z.string().regex(/^\d+(,\d+)*$/, 'must look like 1,2,3'),
+    ])
+    .optional(),
+  featured: z.boolean().optional(),
+  on_sale: z.boolean().optional(),
+  price: z
+    .string()
+    .regex(/^\d+\.\.\d+$/, 'must look like 10..50')
+    .refine((range) => {
+      const bounds = /^(\d+)\.\.(\d+)$/.exec(range);
+      return !bounds || BigInt(bounds[1] ?? 0) <= BigInt(bounds[2] ?? 0);
+    }, 'must not start above its end')
+    .optional(),
+  promotable: z.boolean().optional(),
+  shipping_to: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be two uppercase letters such as IT')
+    .optional(),
+});
+
+const Query = z.object({
+  perPage: z.number().int().positive().optional(),
+  order: z.string().min(1).optional(),
+  locale: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, 'must be a language code such as en or it')
+    .optional(),
+  filters: Filters.optional(),
+  filterEncoding: z.enum(['brackets', 'dots']).optional(),
+});
+
+/** The query, checked before any request: a bad filter is the caller's mistake, not the server's. */
+export function validateListingQuery(query: ListingQuery): ListingQuery {
+  const parsed = Query.safeParse(query);
+  if (parsed.success) return query;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path ?? [];
+  const name =
+    path[0] === 'filters' && path[1] !== undefined ? `f[${String(path[1])}]` : path.map(String).join('.');
+  throw new UsageError(
+    `The listing query's ${name || 'value'} is invalid: ${issue?.message ?? 'unreadable'}.`,
+  );
+}
+
+/** Path and query of one listing page. */
+export function listingPath(query: ListingQuery, page: number): string {
+  const params = new URLSearchParams();
+  params.set('page', String(page));
+  if (query.perPage !== undefined) params.set('per_page', String(query.perPage));
+  if (query.order !== undefined) params.set('order', query.order);
+  if (query.locale !== undefined) params.set('locale', query.locale);
+  const encode = query.filterEncoding === 'dots' ? (n: string) => `f.${n}` : (n: string) => `f[${n}]`;
+  for (const [name, value] of Object.entries(query.filters ?? {})) {
+    if (value === undefined) continue;
+    params.set(encode(name), Array.isArray(value) ? value.join(',') : String(value));
+  }
+  return `/v1/sell/shop/items?${params.toString()}`;
+}

@@ -1,0 +1,112 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/** How hard to try one request before giving up. Delays grow as `baseDelayMs * 2^(attempt-1)`, capped at
+ * `maxDelayMs`, with full jitter; no retry starts once `budgetMs` would be exceeded by its wait. */
+export interface RetryOptions {
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly budgetMs: number;
+}
+
+export const DEFAULT_RETRY: RetryOptions = Object.freeze({
+  maxAttempts: 8,
+  baseDelayMs: 250,
+  maxDelayMs: 15_000,
+  budgetMs: 120_000,
+});
+
+/**
+ * One attempt failed in a way that another attempt may fix (429, 5xx, timeout, dropped connection,
+ * truncated body). Keeps the parts of its message apart so the final error can say how hard we tried.
+ */
+export class TransientError extends ApiError {
+  constructor(
+    /** The request as shown to users, e.g. `GET /v1/sell/shop/items?page=3`, already sanitised. */
+    readonly request: string,
+    /** What went wrong, one clause, already sanitised. */
+    readonly detail: string,
+    status?: number,
+    /** The wait the server asked for (Retry-After), in milliseconds. */
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      status === undefined
+        ? `${request} failed: ${detail}`
+        : `${request} failed with HTTP ${status}: ${detail}`,
+      true,
+      status,
+      options,
+    );
+  }
+}
+
+/** Statuses worth another attempt: rate limiting, request timeout and every server-side failure. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status === 408 || status >= 500;
+}
+
+/** `Retry-After` as milliseconds from `now`: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An HTTP date names its month; this keeps Date.parse from reading "-3" as a year.
+  if (!/[a-z]/i.test(text)) return undefined;
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Full jitter: a uniform wait between 0 and the capped exponential step (AWS architecture blog). */
+export function backoffDelay(
+  attempt: number,
+  options: RetryOptions,
+  random: () => number = Math.random,
+): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+export interface RetryContext {
+  readonly options: RetryOptions;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs `attempt` until it succeeds, throws something other than a TransientError, or the attempts or the
+ * time budget run out. A `Retry-After` is honoured as asked; one that reaches past the budget ends the
+ * retries at once, since waiting would only end in the same failure later.
+ */
+export async function withRetry<T>(context: RetryContext, attempt: (n: number) => Promise<T>): Promise<T> {
+  const { options, logger, signal } = context;
+  const started = Date.now();
+  for (let n = 1; ; n += 1) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (!(error instanceof TransientError)) throw error;
+      const delay = error.retryAfterMs ?? backoffDelay(n, options);
+      const elapsed = Date.now() - started;
+      if (n >= options.maxAttempts || elapsed + delay > options.budgetMs) throw exhausted(error, n, options);
+      logger.warn(
+        { attempt: n, delayMs: delay, status: error.status, request: error.request },
+        `retrying after: ${error.detail}`,
+      );
+      await sleep(delay, undefined, { signal });
+    }
+  }
+}
+
+function exhausted(last: TransientError, attempts: number, options: RetryOptions): ApiError {
+  const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'} (budget ${options.budgetMs / 1000}s)`;
+  const message =
+    last.status === undefined
+      ? `${last.request} failed ${tried}: ${last.detail}`
+      : `${last.request} failed with HTTP ${last.status} ${tried}: ${last.detail}`;
+  return new ApiError(message, true, last.status, { cause: last });
+}

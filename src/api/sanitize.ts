@@ -1,0 +1,64 @@
+/**
+ * Error messages and log lines name the request that failed and quote what the server said; neither may
+ * carry a secret. These helpers strip credentials from URLs and bodies before they are shown anywhere.
+ */
+
+const SECRET_PARAMS = new Set([
+  'access_token',
+  'refresh_token',
+  'password',
+  'client_secret',
+  'token',
+  'code',
+  'api_key',
+  'apikey',
+]);
+
+const SECRET_JSON_FIELD =
+  /("(?:access_token|refresh_token|password|client_secret|token|authorization)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
+const SECRET_FORM_FIELD = /\b(access_token|refresh_token|password|client_secret|token)=[^&\s"]*/gi;
+const BEARER = /\b(Bearer)\s+[^\s"',]+/gi;
+
+export const REDACTED = '[redacted]';
+
+/** The URL without userinfo and with secret query parameters blanked, e.g. `/v1/x?page=3`. */
+export function sanitizeUrl(url: string | URL, { pathOnly = true }: { pathOnly?: boolean } = {}): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url, 'http://invalid.invalid');
+  } catch {
+    return REDACTED;
+  }
+  parsed.username = '';
+  parsed.password = '';
+  for (const name of [...parsed.searchParams.keys()]) {
+    if (SECRET_PARAMS.has(name.toLowerCase())) parsed.searchParams.set(name, REDACTED);
+  }
+  const query = decodeURIComponent(parsed.search);
+  return pathOnly ? `${parsed.pathname}${query}` : `${parsed.origin}${parsed.pathname}${query}`;
+}
+
+/**
+ * A server's body reduced to one short line for a message: secret-looking fields blanked, every known
+ * secret value removed wherever it appears, whitespace collapsed, and the rest cut at `maxLength`.
+ */
+export function sanitizeBody(body: string, secrets: readonly string[] = [], maxLength = 200): string {
+  let text = redactValues(body, secrets)
+    .replace(SECRET_JSON_FIELD, `$1"${REDACTED}"`)
+    .replace(SECRET_FORM_FIELD, `$1=${REDACTED}`)
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (text.length > maxLength) text = `${text.slice(0, maxLength)}…`;
+  return text;
+}
+
+/** `text` with every occurrence of each secret replaced; secrets shorter than 4 characters are left alone
+ * because blanking them would shred ordinary words without protecting anything. */
+export function redactValues(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { normaliseItem } from '../../src/api/item-schema.js';
+
+const base = {
+  id: 'it-1',
+  title: 'Mug, "blue"',
+  url: 'https://api.example.com/v1/items/it-1',
+  created_at: '2024-05-01T10:00:00Z',
+  price: 12.5,
+  original_price: null,
+  photos: ['https://img.example.com/1.jpg'],
+  fbcomments: 'https://api.example.com/fb/it-1',
+  quantity: 3,
+  shop: {
+    id: 'demo-shop',
+    url: 'https://api.example.com/v1/shops/demo-shop',
+    name: 'Demo',
+    image: {},
+    items_url: 'https://api.example.com/v1/shops/demo-shop/items',
+  },
+};
+
+function normalise(json: unknown) {
+  return normaliseItem(json, JSON.stringify(json), 4);
+}
+
+describe('normaliseItem', () => {
+  it('normalises the sample item with defaults for what is absent', () => {
+    const result = normalise({ ...base, views: 12 });
+    expect(result).toEqual({
+      ok: true,
+      item: {
+        id: 'it-1',
+        title: 'Mug, "blue"',
+        price: '12.5',
+        original_price: null,
+        currency: null,
+        quantity: 3,
+        published: true,
+        created_at: '2024-05-01T10:00:00Z',
+        url: base.url,
+        web_url: null,
+        photos: base.photos,
+        photos_id: [],
+        description: null,
+        raw_description: null,
+        fbcomments: base.fbcomments,
+        shop_id: 'demo-shop',
+        shop_name: 'Demo',
+        shop_url: base.shop.url,
+        shop_image: null,
+        shop_items_url: base.shop.items_url,
+        raw: JSON.stringify({ ...base, views: 12 }),
+      },
+    });
+  });
+
+  it('reads published:false as hidden and keeps string prices exact', () => {
+    const result = normalise({ ...base, published: false, price: '0.30', original_price: '1.000' });
+    expect(result.ok && result.item).toMatchObject({ published: false, price: '0.3', original_price: '1' });
+  });
+
+  it.each([[{}], [''], [null], [undefined]])('reads shop.image %j as no logo', (image) => {
+    const result = normalise({ ...base, shop: { ...base.shop, image } });
+    expect(result.ok && result.item.shop_image).toBeNull();
+  });
+
+  it('keeps a shop logo URL', () => {
+    const result = normalise({ ...base, shop: { ...base.shop, image: 'https://img.example.com/logo.png' } });
+    expect(result.ok && result.item.shop_image).toBe('https://img.example.com/logo.png');
+  });
+
+  it('reports an item it cannot read with its id, page and a one-line reason', () => {
+    const result = normalise({ ...base, price: 'twelve', quantity: 1.5 });
+    expect(result).toEqual({
+      ok: false,
+      invalid: {
+        id: 'it-1',
+        page: 4,
+        reason: 'price: not a decimal number: "twelve"; quantity: Invalid input',
+      },
+    });
+  });
+
+  it('reports an item without a readable id with a null id', () => {
+    const result = normalise({ title: 'x' });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.invalid.id).toBeNull();
+    expect(!result.ok && result.invalid.reason).toMatch(/^id: /);
+  });
+
+  it('gives one canonical price for every JSON spelling of the same amount of cents', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 13n }), fc.nat({ max: 3 }), (cents, extraZeros) => {
+        const whole = cents / 100n;
+        const fraction = (cents % 100n).toString().padStart(2, '0');
+        const asString = `${whole}.${fraction}${'0'.repeat(extraZeros)}`;
+        const spellings: unknown[] = [asString, ` ${asString}`, Number(asString), `${cents}e-2`];
+        const prices = spellings.map((price) => {
+          const result = normalise({ ...base, price });
+          return result.ok ? result.item.price : result.invalid.reason;
+        });
+        const expected = fraction === '00' ? `${whole}` : `${whole}.${fraction.replace(/0$/, '')}`;
+        expect(prices).toEqual(spellings.map(() => expected));
+      }),
+    );
+  });
+});
