@@ -1,0 +1,140 @@
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { findShop } from '../../config.js';
+import { diffRuns } from '../../diff.js';
+import type { Change } from '../../domain/change.js';
+import type { Item, TrackedField } from '../../domain/item.js';
+import { StoreError } from '../../errors.js';
+import { writeFileAtomic } from '../../export/atomic.js';
+import { writeChangesCsv } from '../../export/changes-csv.js';
+import type { Store } from '../../store/open.js';
+import { shopPaths } from '../../store/paths.js';
+import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
+import { type CliIO, commandContext } from '../io.js';
+import { formatTable } from '../table.js';
+import { writeLines } from '../write-lines.js';
+import { runNumber } from './options.js';
+import { openExistingStore } from './shop-store.js';
+
+type DiffFormat = 'table' | 'csv' | 'json';
+
+interface DiffFlags {
+  shop?: string;
+  from?: number;
+  to?: number;
+  format: DiffFormat;
+  out?: string;
+}
+
+export function diffCommand(io: CliIO): Command {
+  return new Command('diff')
+    .description('Show the changes between two complete runs (default: the last two).')
+    .option('--shop <name>', 'the shop (default: the configured one)')
+    .option('--from <run>', 'the older run (default: the complete run before --to)', runNumber)
+    .option('--to <run>', 'the newer run (default: the latest complete run)', runNumber)
+    .addOption(
+      new Option('--format <format>', 'table, csv or json')
+        .choices(['table', 'csv', 'json'])
+        .default('table'),
+    )
+    .option('--out <file>', 'write this file atomically instead of stdout')
+    .action(async (flags: DiffFlags) => {
+      const { config } = commandContext(io);
+      const shop = findShop(config, flags.shop).name;
+      const store = openExistingStore(config, shop);
+      try {
+        const [from, to] = chooseRuns(store, shop, flags, shopPaths(config.dataDir, shop).store);
+        const changes = diffRuns(store as Store, from, to);
+        const write = (out: NodeJS.WritableStream) =>
+          writeDiff(out, flags.format, { shop, from, to, changes });
+        if (flags.out === undefined) await write(io.stdout);
+        else await writeFileAtomic(path.resolve(io.cwd, flags.out), write, { label: 'diff' });
+      } finally {
+        store?.close();
+      }
+    });
+}
+
+/** `--from`/`--to` as given, the missing ones defaulted to the last two complete runs. */
+function chooseRuns(
+  store: Store | undefined,
+  shop: string,
+  flags: DiffFlags,
+  file: string,
+): [number, number] {
+  const to = flags.to ?? (store && latestCompleteRun(store));
+  const from = flags.from ?? (store && to != null ? previousCompleteRun(store, to) : null);
+  if (store && from != null && to != null) return [from, to];
+  const complete = store ? completeRunCount(store) : 0;
+  throw new StoreError(
+    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}${flags.to === undefined ? '' : ` up to run ${flags.to}`}.`,
+    file,
+  );
+}
+
+interface DiffOutput {
+  shop: string;
+  from: number;
+  to: number;
+  changes: Iterable<Change>;
+}
+
+function writeDiff(out: NodeJS.WritableStream, format: DiffFormat, diff: DiffOutput): Promise<void> {
+  if (format === 'csv') return writeChangesCsv(diff.changes, out);
+  if (format === 'json') return writeLines(out, jsonLines(diff));
+  return writeLines(out, tableLines(diff));
+}
+
+/** The contract's `diff --format json` document, one change per line so it streams. */
+function* jsonLines(diff: DiffOutput): Generator<string> {
+  yield `{"shop":${JSON.stringify(diff.shop)},"from":${diff.from},"to":${diff.to},"changes":[`;
+  let previous: string | undefined;
+  for (const change of diff.changes) {
+    if (previous !== undefined) yield `${previous},`;
+    previous = JSON.stringify(changeJson(change));
+  }
+  if (previous !== undefined) yield previous;
+  yield ']}';
+}
+
+const ALWAYS_SHOWN: readonly TrackedField[] = ['price', 'original_price', 'quantity', 'published'];
+
+function changeJson(change: Change) {
+  const side = (item: Item | null) => {
+    if (!item) return null;
+    const shown = new Set<TrackedField>([...ALWAYS_SHOWN, ...change.fields]);
+    return Object.fromEntries([...shown].map((field) => [field, item[field]]));
+  };
+  return {
+    change: change.change,
+    id: change.id,
+    title: change.title,
+    fields: change.fields,
+    before: side(change.before),
+    after: side(change.after),
+  };
+}
+
+function* tableLines(diff: DiffOutput): Generator<string> {
+  const header = ['CHANGE', 'ID', 'TITLE', 'FIELDS', 'PRICE', 'QUANTITY', 'PUBLISHED'];
+  const rows: string[][] = [];
+  for (const change of diff.changes) {
+    rows.push([
+      change.change,
+      change.id,
+      change.title,
+      change.fields.join(', '),
+      ...(['price', 'quantity', 'published'] as const).map((field) => beforeAfter(change, field)),
+    ]);
+  }
+  yield `Shop ${diff.shop}: run ${diff.from} -> run ${diff.to}, ${rows.length} changes.`;
+  if (rows.length > 0) yield* formatTable(header, rows);
+}
+
+function beforeAfter(change: Change, field: 'price' | 'quantity' | 'published'): string {
+  const before = change.before && String(change.before[field]);
+  const after = change.after && String(change.after[field]);
+  if (before === null) return `+ ${after}`;
+  if (after === null) return `- ${before}`;
+  return before === after ? after : `${before} -> ${after}`;
+}

@@ -1,0 +1,70 @@
+import { Command } from 'commander';
+import { findShop } from '../../config.js';
+import { listRuns, type RunSummary } from '../../store/runs.js';
+import { type CliIO, commandContext, writeLine } from '../io.js';
+import { formatTable } from '../table.js';
+import { writeLines } from '../write-lines.js';
+import { openExistingStore } from './shop-store.js';
+
+interface RunsFlags {
+  shop?: string;
+  json?: boolean;
+}
+
+export function runsCommand(io: CliIO): Command {
+  return new Command('runs')
+    .description('List the runs (snapshots) of a shop, oldest first.')
+    .option('--shop <name>', 'the shop (default: the configured one)')
+    .option('--json', 'print a JSON array')
+    .action(async (flags: RunsFlags) => {
+      const { config } = commandContext(io);
+      const shop = findShop(config, flags.shop).name;
+      const store = openExistingStore(config, shop);
+      let runs: RunSummary[];
+      try {
+        runs = store ? listRuns(store) : [];
+      } finally {
+        store?.close();
+      }
+      if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
+      else if (runs.length === 0) writeLine(io.stdout, `Shop ${shop} has no runs yet.`);
+      else await writeLines(io.stdout, runsTable(runs));
+    });
+}
+
+/** The contract's `runs --json` element. */
+function runJson(r: RunSummary) {
+  return {
+    run: r.run,
+    status: r.status,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    items: r.items,
+    added: r.added,
+    updated: r.updated,
+    removed: r.removed,
+  };
+}
+
+function runsTable(runs: readonly RunSummary[]): string[] {
+  const header = [
+    'RUN',
+    'STATUS',
+    'STARTED',
+    'FINISHED',
+    'PAGES',
+    'ITEMS',
+    'ADDED',
+    'UPDATED',
+    'REMOVED',
+    'INVALID',
+  ];
+  const rows = runs.map((r) => [
+    String(r.run),
+    r.status,
+    r.started_at,
+    r.finished_at ?? '-',
+    ...[r.pages, r.items, r.added, r.updated, r.removed, r.invalid].map(String),
+  ]);
+  return formatTable(header, rows);
+}

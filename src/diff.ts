@@ -1,0 +1,71 @@
+import type { Change } from './domain/change.js';
+import { type Item, TRACKED_FIELDS, type TrackedField } from './domain/item.js';
+import { UsageError } from './errors.js';
+import { aliasedColumns, rowToItem, unaliasRow } from './store/item-row.js';
+import type { Store } from './store/open.js';
+import { getRun } from './store/runs.js';
+import { VALID_AT } from './store/snapshot.js';
+
+/**
+ * The changes between two complete runs, by id, streamed. Only items with a version boundary between
+ * the runs can differ, so the query starts from those and its cost follows the number of changes,
+ * not the size of the shop. Items whose values are equal at both runs are no change, even if they
+ * were removed and restored in between.
+ */
+export function diffRuns(store: Store, from: number, to: number): IterableIterator<Change> {
+  requireComplete(store, from);
+  requireComplete(store, to);
+  if (from > to) {
+    throw new UsageError(`--from run ${from} is later than --to run ${to}; give the older run as --from.`);
+  }
+  return changesBetween(store, from, to);
+}
+
+function* changesBetween(store: Store, from: number, to: number): IterableIterator<Change> {
+  const rows = store.db
+    .prepare(
+      `WITH touched(id) AS (
+         SELECT id FROM item_versions WHERE valid_from_run > @from AND valid_from_run <= @to
+         UNION
+         SELECT id FROM item_versions WHERE valid_to_run > @from AND valid_to_run <= @to)
+       SELECT ${aliasedColumns('a', 'a_')}, ${aliasedColumns('b', 'b_')}
+         FROM touched t
+         LEFT JOIN item_versions a ON a.id = t.id AND ${VALID_AT('a', '@from')}
+         LEFT JOIN item_versions b ON b.id = t.id AND ${VALID_AT('b', '@to')}
+        WHERE a.hash IS NOT b.hash
+        ORDER BY t.id`,
+    )
+    .iterate({ from, to }) as IterableIterator<Record<string, unknown>>;
+  for (const row of rows) {
+    const beforeRow = unaliasRow(row, 'a_');
+    const afterRow = unaliasRow(row, 'b_');
+    yield toChange(beforeRow && rowToItem(beforeRow), afterRow && rowToItem(afterRow));
+  }
+}
+
+function toChange(before: Item | null, after: Item | null): Change {
+  const current = (after ?? before) as Item;
+  if (!before) return { change: 'added', id: current.id, title: current.title, fields: [], before, after };
+  if (!after) return { change: 'removed', id: current.id, title: current.title, fields: [], before, after };
+  return {
+    change: 'updated',
+    id: current.id,
+    title: current.title,
+    fields: changedFields(before, after),
+    before,
+    after,
+  };
+}
+
+/** Tracked fields whose canonical values differ, in TRACKED_FIELDS order. */
+export function changedFields(before: Item, after: Item): TrackedField[] {
+  return TRACKED_FIELDS.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+}
+
+function requireComplete(store: Store, run: number): void {
+  const found = getRun(store, run);
+  if (!found) throw new UsageError(`Run ${run} does not exist in ${store.path}.`);
+  if (found.status !== 'complete') {
+    throw new UsageError(`Run ${run} is ${found.status}, not complete: only complete runs can be compared.`);
+  }
+}

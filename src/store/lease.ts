@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { SyncBusyError } from '../errors.js';
+import type { Store } from './open.js';
+
+/**
+ * One sync per shop, whichever processes or machines start them: the holder of the store's single
+ * lease row may write runs. The holder renews it while it works; a holder that dies stops renewing
+ * and its lease runs out, or, on the same host, is taken over at once because its process is gone.
+ */
+export interface LeaseOptions {
+  /** How long the lease lasts without renewal. */
+  ttlMs: number;
+  /** How often the holder renews it; well under `ttlMs`. */
+  renewEveryMs: number;
+}
+
+export const DEFAULT_LEASE: LeaseOptions = { ttlMs: 60_000, renewEveryMs: 10_000 };
+
+export interface Lease {
+  readonly holder: string;
+  /** Throws SyncBusyError when another process has taken the lease over (this one stalled past its TTL). */
+  assertHeld(): void;
+  release(): void;
+}
+
+interface LeaseRow {
+  holder: string;
+  pid: number;
+  host: string;
+  since: string;
+  expires_at: number;
+}
+
+/**
+ * Takes the shop's lease or throws SyncBusyError naming the holder. `onRenewError` hears of a renewal
+ * that failed in the background (the next `assertHeld` tries again and throws if it still fails).
+ */
+export function acquireLease(
+  store: Store,
+  shop: string,
+  onRenewError: (error: unknown) => void,
+  options: LeaseOptions = DEFAULT_LEASE,
+): Lease {
+  const holder = randomUUID();
+  const host = hostname();
+  const { db } = store;
+  db.transaction(() => {
+    const current = db.prepare('SELECT * FROM lease WHERE slot = 1').get() as LeaseRow | undefined;
+    if (current && current.expires_at > Date.now() && !holderIsGone(current, host)) {
+      throw new SyncBusyError(
+        `Another sync of shop ${shop} is running (pid ${current.pid} on host ${current.host}, since ${current.since}).`,
+      );
+    }
+    db.prepare(
+      `INSERT OR REPLACE INTO lease (slot, holder, pid, host, since, expires_at) VALUES (1, ?, ?, ?, ?, ?)`,
+    ).run(holder, process.pid, host, new Date().toISOString(), Date.now() + options.ttlMs);
+  }).immediate();
+
+  let lost = false;
+  const renew = () => {
+    if (!db.open || lost) return;
+    const changed = db
+      .prepare('UPDATE lease SET expires_at = ? WHERE slot = 1 AND holder = ?')
+      .run(Date.now() + options.ttlMs, holder).changes;
+    lost = changed === 0;
+  };
+  const timer = setInterval(() => {
+    try {
+      renew();
+    } catch (error) {
+      onRenewError(error);
+    }
+  }, options.renewEveryMs);
+  timer.unref();
+
+  return {
+    holder,
+    assertHeld() {
+      renew();
+      if (lost) {
+        throw new SyncBusyError(
+          `The sync of shop ${shop} lost its lease to another process after stalling for over ${options.ttlMs / 1000}s.`,
+        );
+      }
+    },
+    release() {
+      clearInterval(timer);
+      if (db.open) db.prepare('DELETE FROM lease WHERE slot = 1 AND holder = ?').run(holder);
+    },
+  };
+}
+
+/** A holder on this host whose process no longer exists will never renew: its lease is stale now. */
+function holderIsGone(row: LeaseRow, host: string): boolean {
+  if (row.host !== host || row.pid === process.pid) return false;
+  try {
+    process.kill(row.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

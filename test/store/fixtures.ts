@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type AppConfig, loadConfig } from '../../src/config.js';
+import type { Change } from '../../src/domain/change.js';
+import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
+import type { Item } from '../../src/domain/item.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import type { MutationTruth, SimItem } from '../../src/simulator/types.js';
+import { commitRun } from '../../src/store/commit.js';
+import { openStore, type Store } from '../../src/store/open.js';
+import { beginRun } from '../../src/store/runs.js';
+import { stagePage } from '../../src/store/staging.js';
+
+/** A fresh directory under the OS temp dir, removed by the returned cleanup. */
+export function tempDir(prefix = 'shop-sync-store-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function openTempStore(dir: string): Store {
+  return openStore(path.join(dir, 'shop', 'inventory.sqlite'));
+}
+
+/** A plausible item; `overrides` set the values a test cares about. */
+export function makeItem(id: string, overrides: Partial<Item> = {}): Item {
+  return {
+    id,
+    title: `Item ${id}`,
+    price: parseDecimal('10.5') as Decimal,
+    original_price: null,
+    currency: 'EUR',
+    quantity: 1,
+    published: true,
+    created_at: '2024-01-01T00:00:00Z',
+    url: `https://market.example/v1/items/${id}`,
+    web_url: null,
+    photos: [],
+    photos_id: [],
+    description: null,
+    raw_description: null,
+    fbcomments: null,
+    shop_id: 'shop-1',
+    shop_name: 'Shop',
+    shop_url: 'https://market.example/shop',
+    shop_image: null,
+    shop_items_url: 'https://market.example/shop/items',
+    raw: `{"id":"${id}"}`,
+    ...overrides,
+  };
+}
+
+/** Runs a whole run of the given items, one page each, without any marketplace: returns its number. */
+export function commitItems(store: Store, pages: readonly (readonly Item[])[]): number {
+  const { run } = beginRun(store, { query: 'test', resumeWindowMinutes: 0 });
+  pages.forEach((items, index) => {
+    stagePage(store, run, { page: index + 1, items, invalid: [] }, () => undefined);
+  });
+  commitRun(store, run, () => undefined);
+  return run;
+}
+
+/** Configuration for one shop reading `sim`, with its data under `dataDir`, through the real loader. */
+export function simConfig(sim: Simulator, dataDir: string, extra: Record<string, string> = {}): AppConfig {
+  return loadConfig({ ...simEnv(sim, dataDir), ...extra });
+}
+
+export function simEnv(sim: Simulator, dataDir: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    MARKETPLACE_BASE_URL: sim.baseUrl,
+    MARKETPLACE_CLIENT_ID: sim.credentials.clientId,
+    MARKETPLACE_CLIENT_SECRET: sim.credentials.clientSecret,
+    MARKETPLACE_USERNAME: sim.credentials.username,
+    MARKETPLACE_PASSWORD: sim.credentials.password,
+    SHOP_NAME: 'shop',
+    LOG_LEVEL: 'silent',
+  };
+}
+
+/** A diff reduced to what a mutation's ground truth says: ids per kind and the changed fields' values. */
+export function diffAsTruth(changes: Iterable<Change>): MutationTruth {
+  const truth: MutationTruth = { added: [], removed: [], updated: [] };
+  for (const change of changes) {
+    if (change.change === 'added') truth.added.push(change.id);
+    else if (change.change === 'removed') truth.removed.push(change.id);
+    else {
+      const fields = Object.fromEntries(
+        change.fields.map((f) => [f, { before: change.before?.[f], after: change.after?.[f] }]),
+      );
+      truth.updated.push({ id: change.id, fields });
+    }
+  }
+  return truth;
+}
+
+/** The ground truth in the order diffs use (by id), for exact comparison. */
+export function sortedTruth(truth: MutationTruth): MutationTruth {
+  const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return {
+    added: [...truth.added].sort(byId),
+    removed: [...truth.removed].sort(byId),
+    updated: [...truth.updated].sort((a, b) => byId(a.id, b.id)),
+  };
+}
+
+/** Items without `raw`, as the simulator's `truth()` gives them, ordered by id like snapshots. */
+export function withoutRaw(items: Iterable<Item>): SimItem[] {
+  return [...items].map(({ raw: _raw, ...rest }) => rest);
+}
+
+export function truthById(sim: Simulator): SimItem[] {
+  return sim.truth().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}

@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SyncBusyError } from '../../src/errors.js';
+import { acquireLease } from '../../src/store/lease.js';
+import type { Store } from '../../src/store/open.js';
+import { openTempStore, tempDir } from './fixtures.js';
+
+let temp: ReturnType<typeof tempDir>;
+let store: Store;
+const ignore = () => undefined;
+
+beforeEach(() => {
+  temp = tempDir();
+  store = openTempStore(temp.dir);
+});
+afterEach(() => {
+  store.close();
+  temp.cleanup();
+});
+
+/** A pid that certainly belongs to no running process: a child that has already exited. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '0']).pid as number;
+}
+
+function plantLease(pid: number, host: string, expiresAt: number): void {
+  store.db
+    .prepare('INSERT INTO lease (slot, holder, pid, host, since, expires_at) VALUES (1, ?, ?, ?, ?, ?)')
+    .run('someone-else', pid, host, '2024-05-01T10:00:00.000Z', expiresAt);
+}
+
+describe('the shop lease', () => {
+  it('refuses a second holder with a sentence naming the holder', () => {
+    const first = acquireLease(store, 'acme', ignore);
+    expect(() => acquireLease(store, 'acme', ignore)).toThrow(SyncBusyError);
+    expect(() => acquireLease(store, 'acme', ignore)).toThrow(
+      new RegExp(
+        `^Another sync of shop acme is running \\(pid ${process.pid} on host ${hostname()}, since \\S+Z\\)\\.$`,
+      ),
+    );
+    first.release();
+    acquireLease(store, 'acme', ignore).release();
+  });
+
+  it('is refused across connections, as between processes', () => {
+    const lease = acquireLease(store, 'acme', ignore);
+    const other = openTempStore(temp.dir);
+    try {
+      expect(() => acquireLease(other, 'acme', ignore)).toThrow(SyncBusyError);
+    } finally {
+      other.close();
+      lease.release();
+    }
+  });
+
+  it('is taken over once it has expired', () => {
+    plantLease(process.pid, 'another-host', Date.now() - 1);
+    const lease = acquireLease(store, 'acme', ignore);
+    expect(store.db.prepare('SELECT holder FROM lease').pluck().get()).toBe(lease.holder);
+    lease.release();
+  });
+
+  it('is taken over at once when its holder on this host is a process that no longer exists', () => {
+    plantLease(deadPid(), hostname(), Date.now() + 60_000);
+    acquireLease(store, 'acme', ignore).release();
+  });
+
+  it('still blocks when the holder is alive elsewhere and the lease has not expired', () => {
+    plantLease(deadPid(), 'another-host', Date.now() + 60_000);
+    expect(() => acquireLease(store, 'acme', ignore)).toThrow(
+      /pid \d+ on host another-host, since 2024-05-01T10:00:00.000Z/,
+    );
+  });
+
+  it('tells its holder when another process took it over after it stalled', () => {
+    const lease = acquireLease(store, 'acme', ignore, { ttlMs: 60_000, renewEveryMs: 60_000 });
+    store.db.prepare("UPDATE lease SET holder = 'taken-over'").run();
+    expect(() => lease.assertHeld()).toThrow(/lost its lease to another process/);
+    lease.release();
+    expect(store.db.prepare('SELECT holder FROM lease').pluck().get()).toBe('taken-over');
+  });
+
+  it('renews itself while held', () => {
+    const lease = acquireLease(store, 'acme', ignore, { ttlMs: 1_000, renewEveryMs: 60_000 });
+    const before = store.db.prepare('SELECT expires_at FROM lease').pluck().get() as number;
+    store.db.prepare('UPDATE lease SET expires_at = ?').run(before - 500);
+    lease.assertHeld();
+    expect(store.db.prepare('SELECT expires_at FROM lease').pluck().get()).toBeGreaterThanOrEqual(before);
+    lease.release();
+  });
+});

@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { diffRuns } from '../../src/diff.js';
+import type { Decimal } from '../../src/domain/decimal.js';
+import { commitRun } from '../../src/store/commit.js';
+import type { Store } from '../../src/store/open.js';
+import {
+  beginRun,
+  failRun,
+  getRun,
+  latestCompleteRun,
+  listRuns,
+  previousCompleteRun,
+} from '../../src/store/runs.js';
+import { snapshotItems } from '../../src/store/snapshot.js';
+import { stagePage } from '../../src/store/staging.js';
+import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
+
+let temp: ReturnType<typeof tempDir>;
+let store: Store;
+
+beforeEach(() => {
+  temp = tempDir();
+  store = openTempStore(temp.dir);
+});
+afterEach(() => {
+  store.close();
+  temp.cleanup();
+});
+
+const versionCount = () => store.db.prepare('SELECT count(*) FROM item_versions').pluck().get();
+const ids = (run: number) => [...snapshotItems(store, run)].map((i) => i.id);
+
+describe('committing runs as type-2 versions', () => {
+  it('writes nothing for an unchanged item and counts it as neither added nor updated', () => {
+    const a = makeItem('a');
+    commitItems(store, [[a, makeItem('b')]]);
+    const second = commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
+    expect(versionCount()).toBe(2);
+    expect(getRun(store, second)).toMatchObject({
+      status: 'complete',
+      items: 2,
+      added: 0,
+      updated: 0,
+      removed: 0,
+    });
+  });
+
+  it('closes the old version and opens a new one when a tracked field changes', () => {
+    const first = commitItems(store, [[makeItem('a')]]);
+    const second = commitItems(store, [[makeItem('a', { quantity: 5 })]]);
+    expect(getRun(store, second)).toMatchObject({ added: 0, updated: 1, removed: 0 });
+    expect([...snapshotItems(store, first)][0]?.quantity).toBe(1);
+    expect([...snapshotItems(store, second)][0]?.quantity).toBe(5);
+    const versions = store.db
+      .prepare('SELECT valid_from_run AS f, valid_to_run AS t FROM item_versions ORDER BY f')
+      .all();
+    expect(versions).toEqual([
+      { f: first, t: second },
+      { f: second, t: null },
+    ]);
+  });
+
+  it('retires a missing item and brings it back as added when it returns', () => {
+    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const r2 = commitItems(store, [[makeItem('a')]]);
+    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    expect(getRun(store, r2)).toMatchObject({ removed: 1, added: 0 });
+    expect(getRun(store, r3)).toMatchObject({ removed: 0, added: 1 });
+    expect([ids(r1), ids(r2), ids(r3)]).toEqual([['a', 'b'], ['a'], ['a', 'b']]);
+    expect([...diffRuns(store, r2, r3)].map((c) => [c.change, c.id])).toEqual([['added', 'b']]);
+    expect([...diffRuns(store, r1, r3)]).toEqual([]);
+  });
+
+  it('counts an id read twice in one run once, with the values read last', () => {
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    stagePage(store, run, { page: 1, items: [makeItem('a'), makeItem('b')], invalid: [] }, () => undefined);
+    stagePage(store, run, { page: 2, items: [makeItem('b', { quantity: 9 })], invalid: [] }, () => undefined);
+    expect(getRun(store, run)).toMatchObject({ status: 'running', items: 2, pages: 2 });
+    commitRun(store, run, () => undefined);
+    expect(getRun(store, run)).toMatchObject({ items: 2, added: 2 });
+    expect([...snapshotItems(store, run)].map((i) => [i.id, i.quantity])).toEqual([
+      ['a', 1],
+      ['b', 9],
+    ]);
+  });
+
+  it('neither retires nor changes an item that this run read as invalid', () => {
+    commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
+    stagePage(store, run, { page: 1, items: [makeItem('a')], invalid }, () => undefined);
+    const counts = commitRun(store, run, () => undefined);
+    expect(counts).toEqual({ items: 1, invalid: 1, added: 0, updated: 0, removed: 0 });
+    expect(ids(run)).toEqual(['a', 'b']);
+    expect(store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run)).toEqual([
+      { id: 'b', page: 1, reason: 'price is not a number' },
+    ]);
+  });
+
+  it('round-trips every field exactly, raw included', () => {
+    const item = makeItem('x', {
+      title: '=SUM(A1) "quoted", line\nbreak 🎉 Привет',
+      price: '0.3' as Decimal,
+      original_price: '1234567890.125' as Decimal,
+      published: false,
+      photos: ['https://p/1.jpg', 'https://p/2.jpg'],
+      photos_id: [3, 4],
+      description: null,
+      shop_image: 'https://p/shop.png',
+      raw: '{"id":"x","price":"0.30","extra":[1,2]}',
+    });
+    const run = commitItems(store, [[item]]);
+    expect([...snapshotItems(store, run)]).toEqual([item]);
+  });
+});
+
+describe('runs', () => {
+  it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', () => {
+    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    stagePage(
+      store,
+      failed,
+      { page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [] },
+      () => undefined,
+    );
+    failRun(store, failed, 'HTTP 503');
+    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    expect(latestCompleteRun(store)).toBe(r3);
+    expect(previousCompleteRun(store, r3)).toBe(r1);
+    expect(listRuns(store).map((r) => [r.run, r.status])).toEqual([
+      [r1, 'complete'],
+      [failed, 'failed'],
+      [r3, 'complete'],
+    ]);
+    expect([...diffRuns(store, r1, r3)]).toEqual([]);
+    expect(versionCount()).toBe(2);
+  });
+
+  it('resumes the latest interrupted run within the window, from the page after its checkpoint', () => {
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    stagePage(store, run, { page: 1, items: [makeItem('a')], invalid: [] }, () => undefined);
+    stagePage(store, run, { page: 2, items: [makeItem('b')], invalid: [] }, () => undefined);
+    const resumed = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    expect(resumed).toEqual({ run, startPage: 3, resumed: true });
+    commitRun(store, run, () => undefined);
+    expect(ids(run)).toEqual(['a', 'b']);
+  });
+
+  it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', () => {
+    const old = beginRun(store, {
+      query: 'q',
+      resumeWindowMinutes: 60,
+      now: new Date(Date.now() - 61 * 60_000),
+    });
+    stagePage(
+      store,
+      old.run,
+      { page: 1, items: [makeItem('a')], invalid: [] },
+      () => undefined,
+      new Date(Date.now() - 61 * 60_000),
+    );
+    const fresh = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
+    expect(getRun(store, old.run)?.status).toBe('failed');
+    expect(store.db.prepare('SELECT count(*) FROM staged_items WHERE run = ?').pluck().get(old.run)).toBe(0);
+
+    const otherQuery = beginRun(store, { query: 'other page size', resumeWindowMinutes: 60 });
+    expect(otherQuery.resumed).toBe(false);
+    const disabled = beginRun(store, { query: 'other page size', resumeWindowMinutes: 0 });
+    expect(disabled.resumed).toBe(false);
+    expect(listRuns(store).filter((r) => r.status === 'running')).toHaveLength(1);
+  });
+});
