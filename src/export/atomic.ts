@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import { ShopSyncError, StoreError } from '../errors.js';
+import { describeCause } from './cause.js';
+
+/**
+ * Files are replaced atomically: written to a temporary file beside the target (same directory, so
+ * the same file system), flushed to disk, renamed over the target, and the directory flushed so the
+ * rename itself survives a crash. A reader sees the old file or the new one, never half of one.
+ */
+
+/** A fully written and flushed temporary file, waiting to be renamed over its target. */
+export interface PreparedFile {
+  readonly target: string;
+  readonly temp: string;
+  /** How error messages name the file, e.g. "feed". */
+  readonly label: string | undefined;
+}
+
+export interface AtomicOptions {
+  /** A word for error messages: "Cannot write feed /x/inventory.csv: ...". */
+  readonly label?: string;
+}
+
+/** Writes `target` atomically with whatever `write` streams into the given stream. */
+export async function writeFileAtomic(
+  target: string,
+  write: (out: NodeJS.WritableStream) => Promise<void>,
+  options: AtomicOptions = {},
+): Promise<void> {
+  await commitFiles([await prepareStream(target, write, options)]);
+}
+
+/** Streams into a temporary file beside `target` and flushes it; nothing replaces `target` yet. */
+export function prepareStream(
+  target: string,
+  write: (out: NodeJS.WritableStream) => Promise<void>,
+  options: AtomicOptions = {},
+): Promise<PreparedFile> {
+  return prepareFile(
+    target,
+    async (temp) => {
+      const out = createWriteStream(temp, { flags: 'wx' });
+      const closed = finished(out);
+      try {
+        await write(out);
+        out.end();
+      } catch (error) {
+        out.destroy();
+        await closed.catch(() => undefined);
+        throw error;
+      }
+      await closed;
+    },
+    options,
+  );
+}
+
+/**
+ * Lets `build` create a temporary file beside `target` (for writers that need a path, like SQLite),
+ * then flushes it. On failure the temporary file is removed and a StoreError names `target`.
+ */
+export async function prepareFile(
+  target: string,
+  build: (temp: string) => Promise<void>,
+  options: AtomicOptions = {},
+): Promise<PreparedFile> {
+  const prepared: PreparedFile = { target, temp: tempPathFor(target), label: options.label };
+  try {
+    await mkdir(path.dirname(target), { recursive: true });
+    await build(prepared.temp);
+    await fsync(prepared.temp);
+    return prepared;
+  } catch (error) {
+    await discardFiles([prepared]);
+    throw writeError(prepared, error);
+  }
+}
+
+/**
+ * Renames every prepared file over its target, then flushes their directories. Targets are checked
+ * first (a directory in the way is the one way a rename beside the target fails), so a set of files
+ * is replaced together or not at all, as far as a file system without multi-file transactions allows.
+ * Whatever is not renamed is removed.
+ */
+export async function commitFiles(files: readonly PreparedFile[]): Promise<void> {
+  try {
+    for (const file of files) await refuseDirectory(file);
+    for (const file of files) await renameInto(file);
+    for (const dir of new Set(files.map((f) => path.dirname(f.target)))) await fsync(dir);
+  } finally {
+    await discardFiles(files);
+  }
+}
+
+/**
+ * Removes temporary files that writers of `target` left when they were killed. Only for a caller
+ * that is the target's only writer (the shop's lease): another writer's file in progress looks the same.
+ */
+export async function removeLeftovers(target: string): Promise<void> {
+  const dir = path.dirname(target);
+  const prefix = `.${path.basename(target)}.`;
+  const names = await readdir(dir).catch(unlessNeverCreated);
+  const leftovers = (names ?? []).filter((name) => name.startsWith(prefix) && name.endsWith('.tmp'));
+  await Promise.all(leftovers.map((name) => rm(path.join(dir, name), { force: true })));
+}
+
+/** Removes the temporary files of prepared files that will not be committed. */
+export async function discardFiles(files: readonly PreparedFile[]): Promise<void> {
+  await Promise.all(files.map((f) => rm(f.temp).catch(unlessNeverCreated)));
+}
+
+/** A file never created (its directory could not be made) or already renamed is not there: nothing to do. */
+function unlessNeverCreated(error: NodeJS.ErrnoException): undefined {
+  if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+}
+
+async function refuseDirectory(file: PreparedFile): Promise<void> {
+  const existing = await stat(file.target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw writeError(file, error);
+  });
+  if (existing?.isDirectory()) {
+    throw writeError(
+      file,
+      Object.assign(new Error('EISDIR: illegal operation on a directory'), { code: 'EISDIR' }),
+    );
+  }
+}
+
+async function renameInto(file: PreparedFile): Promise<void> {
+  try {
+    await rename(file.temp, file.target);
+  } catch (error) {
+    throw writeError(file, error);
+  }
+}
+
+async function fsync(file: string): Promise<void> {
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Hidden, unique per process and attempt, and in the target's directory so the rename is atomic. */
+function tempPathFor(target: string): string {
+  const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  return path.join(path.dirname(target), `.${path.basename(target)}.${suffix}`);
+}
+
+function writeError(file: PreparedFile, error: unknown): ShopSyncError {
+  if (error instanceof ShopSyncError) return error;
+  const what = file.label ? `${file.label} ${file.target}` : file.target;
+  return new StoreError(`Cannot write ${what}: ${describeCause(error)}`, file.target, false, {
+    cause: error,
+  });
+}

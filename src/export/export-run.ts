@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { openStore, type Store } from '../store/open.js';
+import type { ShopPaths } from '../store/paths.js';
+import { getRun, latestCompleteRun, type RunSummary } from '../store/runs.js';
+import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
+import { writeInventoryCsv } from './inventory-csv.js';
+import { runContents } from './run-contents.js';
+import { writeSnapshotSqlite } from './snapshot-sqlite.js';
+import { writeToStdout } from './stdout.js';
+
+export type ExportFormat = 'csv' | 'sqlite';
+
+export interface ExportRequest {
+  readonly shop: string;
+  readonly paths: ShopPaths;
+  /** Default: the latest complete run. */
+  readonly run: number | undefined;
+  readonly format: ExportFormat;
+  /** Written atomically; without it CSV goes to `stdout`. */
+  readonly out: string | undefined;
+  readonly stdout: NodeJS.WritableStream;
+}
+
+/** Exports the inventory of one complete run (`shop-sync export`); returns the run exported. */
+export async function exportRun(request: ExportRequest): Promise<number> {
+  const { shop, paths, format, out } = request;
+  if (format === 'sqlite' && out === undefined) {
+    throw new UsageError('--format sqlite needs --out FILE: a SQLite file cannot be written to stdout.');
+  }
+  if (!existsSync(paths.store)) {
+    throw new UsageError(`Shop ${shop} has no store at ${paths.store} yet: run "shop-sync sync" first.`);
+  }
+  const store = openStore(paths.store);
+  try {
+    const contents = runContents(store, shop, completeRun(store, shop, request.run));
+    if (format === 'sqlite' && out !== undefined) {
+      await commitFiles([await prepareFile(out, (temp) => writeSnapshotSqlite(temp, contents))]);
+    } else if (out !== undefined) {
+      await writeFileAtomic(out, (stream) => writeInventoryCsv(contents.items, stream));
+    } else {
+      await writeToStdout(() => writeInventoryCsv(contents.items, request.stdout));
+    }
+    return contents.run.run;
+  } finally {
+    store.close();
+  }
+}
+
+function completeRun(store: Store, shop: string, wanted: number | undefined): RunSummary {
+  const run = wanted ?? latestCompleteRun(store);
+  if (run === null)
+    throw new UsageError(`Shop ${shop} has no complete run to export yet: run "shop-sync sync" first.`);
+  const summary = getRun(store, run);
+  if (!summary) throw new UsageError(`Run ${run} does not exist in shop ${shop}.`);
+  if (summary.status !== 'complete') {
+    throw new UsageError(
+      `Run ${run} of shop ${shop} is not complete (${summary.status}): only complete runs can be exported.`,
+    );
+  }
+  return summary;
+}

@@ -1,0 +1,34 @@
+import { diffRuns } from '../diff.js';
+import type { Change } from '../domain/change.js';
+import type { Item } from '../domain/item.js';
+import type { Store } from '../store/open.js';
+import { previousCompleteRun, type RunSummary } from '../store/runs.js';
+import { snapshotItems } from '../store/snapshot.js';
+
+/** What the feeds of one complete run hold; the item and change lists stream from the store. */
+export interface RunContents {
+  readonly shop: string;
+  readonly run: RunSummary;
+  /** The complete run the changes are counted from; null for a shop's first run (no changes). */
+  readonly previousRun: number | null;
+  readonly items: Iterable<Item>;
+  readonly changes: Iterable<Change>;
+}
+
+/**
+ * Lists that open their SQLite statement only when iterated: a statement that is open keeps the
+ * connection busy, so each list must start when it is read, not when it is described.
+ */
+export function runContents(store: Store, shop: string, run: RunSummary): RunContents {
+  const previousRun = previousCompleteRun(store, run.run);
+  return {
+    shop,
+    run,
+    previousRun,
+    items: { [Symbol.iterator]: () => snapshotItems(store, run.run) },
+    changes: {
+      [Symbol.iterator]: () =>
+        previousRun === null ? [][Symbol.iterator]() : diffRuns(store, previousRun, run.run),
+    },
+  };
+}

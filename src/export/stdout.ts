@@ -1,0 +1,17 @@
+import { StoreError } from '../errors.js';
+import { describeCause } from './cause.js';
+
+/**
+ * Runs `write`, which streams a command's output to standard output. A reader that stops early
+ * (`| head`) ends the command quietly, as for any Unix filter; any other failure is a StoreError.
+ */
+export async function writeToStdout(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return;
+    throw new StoreError(`Cannot write to standard output: ${describeCause(error)}`, 'stdout', false, {
+      cause: error,
+    });
+  }
+}

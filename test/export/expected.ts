@@ -1,0 +1,49 @@
+import type { Change } from '../../src/domain/change.js';
+import type { SimItem } from '../../src/simulator/index.js';
+
+/** The formula guard as the contract words it, written out independently of the writer. */
+export function guarded(text: string | null): string {
+  if (text === null) return '';
+  return ['=', '+', '-', '@', '\t', '\r'].some((c) => text.startsWith(c)) ? `'${text}` : text;
+}
+
+/** The `inventory.csv` record the contract promises for an item. */
+export function inventoryRecord(item: SimItem): Record<string, string> {
+  return {
+    id: guarded(item.id),
+    title: guarded(item.title),
+    price: item.price,
+    original_price: item.original_price ?? '',
+    currency: guarded(item.currency),
+    quantity: String(item.quantity),
+    published: String(item.published),
+    created_at: guarded(item.created_at),
+    url: guarded(item.url),
+    web_url: guarded(item.web_url),
+    photos: guarded(item.photos.join(' ')),
+    description: guarded(item.description),
+    shop_id: guarded(item.shop_id),
+  };
+}
+
+/** The `changes.csv` record the contract promises for a change. */
+export function changeRecord(change: Change): Record<string, string> {
+  const side = (value: string | number | boolean | undefined) => (value === undefined ? '' : String(value));
+  return {
+    change: change.change,
+    id: guarded(change.id),
+    title: guarded(change.title),
+    changed_fields: change.fields.join('|'),
+    price_before: side(change.before?.price),
+    price_after: side(change.after?.price),
+    quantity_before: side(change.before?.quantity),
+    quantity_after: side(change.after?.quantity),
+    published_before: side(change.before?.published),
+    published_after: side(change.after?.published),
+  };
+}
+
+export const INVENTORY_HEADER =
+  'id,title,price,original_price,currency,quantity,published,created_at,url,web_url,photos,description,shop_id';
+export const CHANGES_HEADER =
+  'change,id,title,changed_fields,price_before,price_after,quantity_before,quantity_after,published_before,published_after';
