@@ -1,0 +1,17 @@
+import { once } from 'node:events';
+import { Command } from 'commander';
+import { startWorker } from '../../../jobs/worker.js';
+import { type CliIO, commandContext } from '../io.js';
+
+export function workerCommand(io: CliIO): Command {
+  return new Command('worker')
+    .description(
+      'Run scheduled and on-demand syncs through BullMQ (Redis: REDIS_URL) until SIGTERM or SIGINT.',
+    )
+    .action(async () => {
+      const { config, log } = commandContext(io);
+      const worker = await startWorker(config, log);
+      if (!io.signal.aborted) await once(io.signal, 'abort');
+      await worker.close();
+    });
+}

@@ -1,0 +1,115 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MarketplaceClient } from '../../src/api/client.js';
+import { RedisTokenStore } from '../../src/api/redis-token-store.js';
+import type { StoredToken } from '../../src/api/token-store.js';
+import { silentLogger } from '../../src/log.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+
+let sim: Simulator;
+let prefix: string;
+/** Two connections stand for two worker processes: they share nothing but Redis. */
+let first: Redis;
+let second: Redis;
+
+beforeAll(async () => {
+  sim = await startSimulator({ items: 200, seed: 3, expiresIn: 1 });
+  first = new Redis(TEST_REDIS_URL);
+  second = new Redis(TEST_REDIS_URL);
+});
+afterAll(async () => {
+  await Promise.all([first.quit(), second.quit()]);
+  await sim.close();
+});
+beforeEach(() => {
+  prefix = uniquePrefix('tokens');
+});
+afterEach(() => deletePrefix(prefix));
+
+const storeOn = (redis: Redis, shop = 'shop') =>
+  new RedisTokenStore(redis, { prefix, shop, logger: silentLogger() });
+
+const token = (overrides: Partial<StoredToken> = {}): StoredToken => ({
+  accessToken: 'access-1',
+  refreshToken: 'refresh-1',
+  renewAt: 1_700_000_000_000,
+  grant: 'password',
+  ...overrides,
+});
+
+describe('RedisTokenStore', () => {
+  it('gives every process the token one of them stored, a lifetime without end included', async () => {
+    expect(await storeOn(second).get()).toBeUndefined();
+    await storeOn(first).set(token({ renewAt: Number.POSITIVE_INFINITY, refreshToken: null }));
+
+    expect(await storeOn(second).get()).toEqual(
+      token({ renewAt: Number.POSITIVE_INFINITY, refreshToken: null }),
+    );
+    expect(await storeOn(second, 'other-shop').get()).toBeUndefined();
+  });
+
+  it('treats an unreadable value as no token, so that the next request logs in again', async () => {
+    await first.set(`${prefix}:token:shop`, '{"accessToken":');
+    expect(await storeOn(second).get()).toBeUndefined();
+  });
+
+  it('runs one renewal at a time across processes, and frees the lock when a renewal fails', async () => {
+    const held: string[] = [];
+    let inside = 0;
+    const renewal =
+      (name: string, fail = false) =>
+      async () => {
+        inside += 1;
+        expect(inside).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        held.push(name);
+        inside -= 1;
+        if (fail) throw new Error(`${name} failed`);
+        return name;
+      };
+
+    const results = await Promise.allSettled([
+      storeOn(first).withLock(renewal('a', true)),
+      storeOn(second).withLock(renewal('b')),
+      storeOn(first).withLock(renewal('c')),
+    ]);
+
+    expect(held.sort()).toEqual(['a', 'b', 'c']);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(await first.exists(`${prefix}:token-lock:shop`)).toBe(0);
+  });
+
+  it('lets two processes reading one shop log in once and never spend the same refresh token twice', async () => {
+    const before = sim.stats();
+    const clients = [first, second].map(
+      (redis) =>
+        new MarketplaceClient({
+          baseUrl: sim.baseUrl,
+          ...sim.credentials,
+          tokenStore: storeOn(redis),
+        }),
+    );
+    try {
+      // Tokens live one second here: reading page by page, both clients renew several times.
+      const readAll = async (client: MarketplaceClient) => {
+        let items = 0;
+        for await (const page of client.readItems({ perPage: 10 })) {
+          items += page.items.length;
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        }
+        return items;
+      };
+      expect(await Promise.all(clients.map(readAll))).toEqual([200, 200]);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+
+    const after = sim.stats();
+    expect(after.tokenRequests.password - before.tokenRequests.password).toBe(1);
+    expect(after.tokenRequests.refresh_token - before.tokenRequests.refresh_token).toBeGreaterThan(0);
+    expect(after.tokenRefusals).toBe(before.tokenRefusals);
+    const stored = await first.get(`${prefix}:token:shop`);
+    expect(stored).toContain('accessToken');
+  });
+});
