@@ -10,6 +10,12 @@ function main(): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that stops early (`| head`) closes the pipe: end quietly, as any Unix filter does.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`shop-sync: cannot write to standard output: ${error.message}\n`);
+    process.exit(1);
+  });
   const io: CliIO = {
     stdout: process.stdout,
     stderr: process.stderr,

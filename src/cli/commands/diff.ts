@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { findShop } from '../../config.js';
 import { diffRuns } from '../../diff.js';
 import type { Change } from '../../domain/change.js';
 import type { Item, TrackedField } from '../../domain/item.js';
 import { StoreError } from '../../errors.js';
 import { writeFileAtomic } from '../../export/atomic.js';
 import { writeChangesCsv } from '../../export/changes-csv.js';
+import { writeToStdout } from '../../export/stdout.js';
 import type { Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
@@ -14,7 +14,7 @@ import { type CliIO, commandContext } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './options.js';
-import { openExistingStore } from './shop-store.js';
+import { openExistingStore, readableShop } from './shop-store.js';
 
 type DiffFormat = 'table' | 'csv' | 'json';
 
@@ -40,14 +40,14 @@ export function diffCommand(io: CliIO): Command {
     .option('--out <file>', 'write this file atomically instead of stdout')
     .action(async (flags: DiffFlags) => {
       const { config } = commandContext(io);
-      const shop = findShop(config, flags.shop).name;
+      const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       try {
         const [from, to] = chooseRuns(store, shop, flags, shopPaths(config.dataDir, shop).store);
         const changes = diffRuns(store as Store, from, to);
         const write = (out: NodeJS.WritableStream) =>
           writeDiff(out, flags.format, { shop, from, to, changes });
-        if (flags.out === undefined) await write(io.stdout);
+        if (flags.out === undefined) await writeToStdout(() => write(io.stdout));
         else await writeFileAtomic(path.resolve(io.cwd, flags.out), write, { label: 'diff' });
       } finally {
         store?.close();

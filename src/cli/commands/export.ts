@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { findShop } from '../../config.js';
+import { Command, Option } from 'commander';
 import { type ExportFormat, exportRun } from '../../export/export-run.js';
 import { shopPaths } from '../../store/paths.js';
 import { type CliIO, commandContext } from '../io.js';
+import { runNumber } from './options.js';
+import { readableShop } from './shop-store.js';
 
 interface ExportFlags {
   shop?: string;
@@ -21,7 +22,7 @@ export function exportCommand(io: CliIO): Command {
     .option('--out <file>', 'write this file atomically instead of stdout (required for sqlite)')
     .action(async (flags: ExportFlags) => {
       const { config } = commandContext(io);
-      const shop = findShop(config, flags.shop).name;
+      const shop = readableShop(config, flags.shop);
       await exportRun({
         shop,
         paths: shopPaths(config.dataDir, shop),
@@ -31,9 +32,4 @@ export function exportCommand(io: CliIO): Command {
         stdout: io.stdout,
       });
     });
-}
-
-function runNumber(value: string): number {
-  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('a run is a positive whole number.');
-  return Number(value);
 }

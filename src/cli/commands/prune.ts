@@ -1,9 +1,8 @@
 import { Command } from 'commander';
-import { findShop } from '../../config.js';
 import { pruneRuns } from '../../store/prune.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { positiveInteger } from './options.js';
-import { openExistingStore } from './shop-store.js';
+import { openExistingStore, readableShop } from './shop-store.js';
 
 interface PruneFlags {
   shop?: string;
@@ -19,7 +18,7 @@ export function pruneCommand(io: CliIO): Command {
     .option('--shop <name>', 'the shop (default: the configured one)')
     .action((flags: PruneFlags) => {
       const { config } = commandContext(io);
-      const shop = findShop(config, flags.shop).name;
+      const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       if (!store) {
         writeLine(io.stdout, `Shop ${shop} has no runs yet: nothing to prune.`);

@@ -1,10 +1,9 @@
 import { Command } from 'commander';
-import { findShop } from '../../config.js';
 import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
-import { openExistingStore } from './shop-store.js';
+import { openExistingStore, readableShop } from './shop-store.js';
 
 interface RunsFlags {
   shop?: string;
@@ -18,7 +17,7 @@ export function runsCommand(io: CliIO): Command {
     .option('--json', 'print a JSON array')
     .action(async (flags: RunsFlags) => {
       const { config } = commandContext(io);
-      const shop = findShop(config, flags.shop).name;
+      const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       let runs: RunSummary[];
       try {
