@@ -30,6 +30,10 @@ for (const [key, entry] of Object.entries(lock.packages)) {
     added.push(`${name}@${version}`);
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
-console.log(added.length ? `added to package-lock.json: ${added.join(', ')}` : 'package-lock.json is complete');
+console.log(
+  added.length ? `added to package-lock.json: ${added.join(', ')}` : 'package-lock.json is complete',
+);

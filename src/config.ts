@@ -31,6 +31,8 @@ export interface AppConfig {
   readonly logLevel: string;
   /** An interrupted run younger than this is resumed from its checkpoint instead of started over. */
   readonly resumeWindowMinutes: number;
+  /** How long one marketplace request may keep being retried before the sync fails. */
+  readonly retryBudgetSeconds: number;
   /** Complete runs to keep after each sync; `null` keeps all. */
   readonly keepRuns: number | null;
   readonly feedsGzip: boolean;
@@ -84,6 +86,7 @@ const fileSchema = z.strictObject({
   redis_url: z.string().min(1).optional(),
   log_level: z.enum(LOG_LEVELS).optional(),
   resume_window_minutes: z.coerce.number().nonnegative().optional(),
+  retry_budget_seconds: z.coerce.number().positive().optional(),
   keep_runs: positiveInt.optional(),
   feeds_gzip: flag.optional(),
   queue_prefix: queuePrefix.optional(),
@@ -122,6 +125,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       envSetting(env, 'SYNC_RESUME_WINDOW_MINUTES', z.coerce.number().nonnegative()) ??
       file.resume_window_minutes ??
       60,
+    retryBudgetSeconds:
+      envSetting(env, 'SYNC_RETRY_BUDGET_SECONDS', z.coerce.number().positive()) ??
+      file.retry_budget_seconds ??
+      120,
     keepRuns: envSetting(env, 'SYNC_KEEP_RUNS', positiveInt) ?? file.keep_runs ?? null,
     feedsGzip: envSetting(env, 'FEEDS_GZIP', flag) ?? file.feeds_gzip ?? false,
     queuePrefix:

@@ -25,7 +25,7 @@ export interface SyncDeps {
   /** Aborting stops the run after the current page's checkpoint; a later sync resumes it. */
   signal?: AbortSignal;
   onProgress?: (progress: SyncProgress) => void;
-  /** How hard to retry each marketplace request (the client's defaults otherwise). */
+  /** How hard to retry each marketplace request (the client's defaults within the configured budget otherwise). */
   retry?: Partial<RetryOptions>;
   /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
   tokenStore?: TokenStore;
@@ -56,7 +56,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
   const client = new MarketplaceClient({
     ...connection,
     logger: log,
-    retry: deps.retry,
+    retry: { budgetMs: deps.config.retryBudgetSeconds * 1000, ...deps.retry },
     tokenStore: deps.tokenStore,
   });
   let store: Store | undefined;

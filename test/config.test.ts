@@ -38,6 +38,7 @@ describe('loadConfig', () => {
     expect(config.dataDir).toBe(path.join(dir, 'data'));
     expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(config.logLevel).toBe('info');
+    expect(config.retryBudgetSeconds).toBe(120);
     expect(shop).toMatchObject({
       name: 'default',
       baseUrl: 'https://api.example.test',
@@ -91,6 +92,9 @@ describe('loadConfig', () => {
   it('names the setting at fault', () => {
     expect(configError(() => loadConfig({ SYNC_PER_PAGE: 'many' }, dir)).setting).toBe('SYNC_PER_PAGE');
     expect(configError(() => loadConfig({ LOG_LEVEL: 'loud' }, dir)).setting).toBe('LOG_LEVEL');
+    expect(configError(() => loadConfig({ SYNC_RETRY_BUDGET_SECONDS: '0' }, dir)).setting).toBe(
+      'SYNC_RETRY_BUDGET_SECONDS',
+    );
     expect(configError(() => loadConfig({ SHOP_NAME: 'a shop' }, dir)).setting).toBe('SHOP_NAME');
     expect(configError(() => loadConfig({ MARKETPLACE_PASSWORD_FILE: '/nonexistent/pw' }, dir)).message).toBe(
       'MARKETPLACE_PASSWORD_FILE names /nonexistent/pw, which cannot be read (ENOENT).',

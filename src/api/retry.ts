@@ -93,7 +93,8 @@ export async function withRetry<T>(context: RetryContext, attempt: (n: number) =
       const delay = error.retryAfterMs ?? backoffDelay(n, options);
       const elapsed = Date.now() - started;
       if (n >= options.maxAttempts || elapsed + delay > options.budgetMs) throw exhausted(error, n, options);
-      logger.warn(
+      // One or two retries absorb routine hiccups (a 429, a restart); a third in a row is worth a warning.
+      logger[n >= 3 ? 'warn' : 'debug'](
         { attempt: n, delayMs: delay, status: error.status, request: error.request },
         `retrying after: ${error.detail}`,
       );

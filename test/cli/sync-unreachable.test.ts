@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { shopPaths } from '../../src/store/paths.js';
+import { runCli } from '../helpers/cli.js';
+import { simEnv, tempDir } from '../store/fixtures.js';
+
+let sim: Simulator;
+let temp: ReturnType<typeof tempDir>;
+beforeAll(async () => {
+  sim = await startSimulator({ items: 120, seed: 5 });
+  temp = tempDir('shop-sync-unreachable-');
+});
+afterAll(() => temp.cleanup());
+
+it('fails with exit 1 and one sentence when the marketplace stops answering, within the retry budget, keeping the data', async () => {
+  const env = simEnv(sim, temp.dir);
+  expect((await runCli(['sync'], env)).code).toBe(0);
+  const feed = shopPaths(temp.dir, 'shop').inventoryCsv;
+  const before = readFileSync(feed);
+  await sim.close();
+
+  const result = await runCli(['sync'], { ...env, SYNC_RETRY_BUDGET_SECONDS: '1', LOG_LEVEL: 'error' });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(
+    /^shop-sync: POST \/v1\/oauth\/token failed after \d+ attempts? \(budget 1s\): the connection was refused \(ECONNREFUSED\)\n$/,
+  );
+
+  const runs = await runCli(['runs', '--json'], env);
+  const statuses = (JSON.parse(runs.stdout) as { run: number; status: string }[]).map((r) => r.status);
+  expect(statuses).toEqual(['complete', 'failed']);
+  const exported = await runCli(['export'], env);
+  expect(Buffer.from(exported.stdout)).toEqual(before);
+  expect(readFileSync(feed)).toEqual(before);
+});
