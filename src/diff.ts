@@ -1,7 +1,7 @@
 import type { Change } from './domain/change.js';
 import { type Item, TRACKED_FIELDS, type TrackedField } from './domain/item.js';
 import { UsageError } from './errors.js';
-import { aliasedColumns, rowToItem, unaliasRow } from './store/item-row.js';
+import { ITEM_COLUMNS, itemAt, prefixedColumns } from './store/item-row.js';
 import type { Store } from './store/open.js';
 import { getRun } from './store/runs.js';
 import { VALID_AT } from './store/snapshot.js';
@@ -28,19 +28,16 @@ function* changesBetween(store: Store, from: number, to: number): IterableIterat
          SELECT id FROM item_versions WHERE valid_from_run > @from AND valid_from_run <= @to
          UNION
          SELECT id FROM item_versions WHERE valid_to_run > @from AND valid_to_run <= @to)
-       SELECT ${aliasedColumns('a', 'a_')}, ${aliasedColumns('b', 'b_')}
+       SELECT ${prefixedColumns('a')}, ${prefixedColumns('b')}
          FROM touched t
          LEFT JOIN item_versions a ON a.id = t.id AND ${VALID_AT('a', '@from')}
          LEFT JOIN item_versions b ON b.id = t.id AND ${VALID_AT('b', '@to')}
         WHERE a.hash IS NOT b.hash
         ORDER BY t.id`,
     )
-    .iterate({ from, to }) as IterableIterator<Record<string, unknown>>;
-  for (const row of rows) {
-    const beforeRow = unaliasRow(row, 'a_');
-    const afterRow = unaliasRow(row, 'b_');
-    yield toChange(beforeRow && rowToItem(beforeRow), afterRow && rowToItem(afterRow));
-  }
+    .raw()
+    .iterate({ from, to }) as IterableIterator<unknown[]>;
+  for (const row of rows) yield toChange(itemAt(row, 0), itemAt(row, ITEM_COLUMNS.length));
 }
 
 function toChange(before: Item | null, after: Item | null): Change {

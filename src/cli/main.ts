@@ -11,10 +11,11 @@ function main(): void {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // A reader that stops early (`| head`) closes the pipe: end quietly, as any Unix filter does.
+  // Other write failures also reach the write that failed; they are kept for output nobody awaited.
+  let stdoutError: Error | undefined;
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
-    process.stderr.write(`shop-sync: cannot write to standard output: ${error.message}\n`);
-    process.exit(1);
+    stdoutError = error;
   });
   const io: CliIO = {
     stdout: process.stdout,
@@ -25,7 +26,10 @@ function main(): void {
   };
   run(process.argv.slice(2), io).then(
     (code) => {
-      process.exitCode = code;
+      if (code === 0 && stdoutError) {
+        process.stderr.write(`shop-sync: cannot write to standard output: ${stdoutError.message}\n`);
+        process.exitCode = 1;
+      } else process.exitCode = code;
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     },

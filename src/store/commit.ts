@@ -12,8 +12,9 @@ export interface RunCounts {
 /**
  * Makes a run the latest complete snapshot in one transaction (type-2 versioning): an unchanged item
  * writes nothing, a changed one closes its version and opens the next, an item neither staged nor
- * reported invalid is retired, a new or returning one opens a version. The staged rows have then
- * served their purpose and are dropped. `guard` runs first inside the transaction (lease check).
+ * reported invalid is retired, a new or returning one opens a version. Unchanged items were staged
+ * compact (no values, see `stagePage`): only the rows with values are compared and copied. The staged
+ * rows have then served their purpose and are dropped. `guard` runs first inside the transaction (lease check).
  */
 export function commitRun(store: Store, run: number, guard: () => void, now = new Date()): RunCounts {
   const { db } = store;
@@ -29,9 +30,12 @@ export function commitRun(store: Store, run: number, guard: () => void, now = ne
         .run(run, run, run).changes;
       const updated = db
         .prepare(
-          `UPDATE item_versions SET valid_to_run = ? WHERE valid_to_run IS NULL
-             AND EXISTS (SELECT 1 FROM staged_items s
-                          WHERE s.run = ? AND s.id = item_versions.id AND s.hash <> item_versions.hash)`,
+          // Driven by the staged rows that carry values (compact ones are unchanged by construction),
+          // not by every open version.
+          `UPDATE item_versions SET valid_to_run = ? WHERE rowid IN (
+             SELECT v.rowid FROM staged_items s
+               JOIN item_versions v ON v.id = s.id AND v.valid_to_run IS NULL
+              WHERE s.run = ? AND s.raw IS NOT NULL AND s.hash <> v.hash)`,
         )
         .run(run, run).changes;
       const opened = db

@@ -26,6 +26,11 @@ const ITEM_COLUMNS = `
   shop_items_url TEXT NOT NULL,
   raw TEXT NOT NULL`;
 
+const ITEM_COLUMN_NAMES = ITEM_COLUMNS.split(',')
+  .map((definition) => definition.trim().split(' ')[0])
+  .join(', ');
+const NULLABLE_ITEM_COLUMNS = ITEM_COLUMNS.replaceAll(' NOT NULL', '');
+
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE runs (
@@ -84,6 +89,22 @@ const MIGRATIONS: readonly string[] = [
     since TEXT NOT NULL,
     expires_at INTEGER NOT NULL
   );
+  `,
+  // Unchanged items are staged as (run, id, page, hash) only: their values are already in the open
+  // version. Item columns become nullable; a staged row with `raw` NULL is such a compact row.
+  `
+  CREATE TABLE staged_items_v2 (
+    run INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    page INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    ${NULLABLE_ITEM_COLUMNS},
+    PRIMARY KEY (run, id)
+  );
+  INSERT INTO staged_items_v2 (run, id, page, hash, ${ITEM_COLUMN_NAMES})
+    SELECT run, id, page, hash, ${ITEM_COLUMN_NAMES} FROM staged_items;
+  DROP TABLE staged_items;
+  ALTER TABLE staged_items_v2 RENAME TO staged_items;
   `,
 ];
 

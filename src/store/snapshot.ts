@@ -1,5 +1,5 @@
 import type { Item } from '../domain/item.js';
-import { ITEM_COLUMNS, type ItemRow, rowToItem } from './item-row.js';
+import { ITEM_COLUMNS, rowToItem } from './item-row.js';
 import type { Store } from './open.js';
 
 /** The version of each item that was current when `run` completed. `run` must be a complete run. */
@@ -12,6 +12,7 @@ export function* snapshotItems(store: Store, run: number): IterableIterator<Item
     .prepare(
       `SELECT ${ITEM_COLUMNS.join(', ')} FROM item_versions v WHERE ${VALID_AT('v', '?')} ORDER BY v.id`,
     )
-    .iterate(run, run) as IterableIterator<ItemRow>;
+    .raw()
+    .iterate(run, run) as IterableIterator<unknown[]>;
   for (const row of rows) yield rowToItem(row);
 }

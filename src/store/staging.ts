@@ -1,5 +1,6 @@
+import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
-import { ITEM_COLUMNS, type ItemRow, itemToRow, rowToItem } from './item-row.js';
+import { ITEM_COLUMNS, itemHash, itemValues, rowToItem, type SqlValue } from './item-row.js';
 import type { Store } from './open.js';
 
 /** One page as the reader delivered it. */
@@ -24,46 +25,109 @@ export function stagePage(
   guard: () => void,
   now = new Date(),
 ): void {
-  const { db } = store;
-  db.transaction(() => {
-    guard();
-    const fresh = insertItems(store, run, page.page, page.items);
-    const addInvalid = db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)');
-    for (const bad of page.invalid) addInvalid.run(run, page.page, bad.id, bad.reason);
-    db.prepare(
-      `UPDATE runs SET checkpoint_page = ?, pages = pages + 1, items = items + ?, invalid = invalid + ?,
-         heartbeat_at = ? WHERE run = ?`,
-    ).run(page.page, fresh, page.invalid.length, now.toISOString(), run);
-  }).immediate();
+  const statements = stagingStatements(store.db);
+  store.db
+    .transaction(() => {
+      guard();
+      const fresh = insertItems(statements, run, page.page, page.items);
+      for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
+      statements.checkpoint.run(page.page, fresh, page.invalid.length, now.toISOString(), run);
+    })
+    .immediate();
 }
 
 /** Stages items found still present while confirming removals; they are part of the run like any other. */
 export function stageConfirmed(store: Store, run: number, items: readonly Item[]): void {
-  const { db } = store;
-  db.transaction(() => {
-    const fresh = insertItems(store, run, CONFIRMED_PAGE, items);
-    db.prepare('UPDATE runs SET items = items + ? WHERE run = ?').run(fresh, run);
-  }).immediate();
+  const statements = stagingStatements(store.db);
+  store.db
+    .transaction(() => {
+      const fresh = insertItems(statements, run, CONFIRMED_PAGE, items);
+      statements.countConfirmed.run(fresh, run);
+    })
+    .immediate();
 }
 
-/** Inserts or refreshes staged rows; returns how many ids were new to the run. */
-function insertItems(store: Store, run: number, page: number, items: readonly Item[]): number {
-  const { db } = store;
-  const names = ITEM_COLUMNS.map((c) => `@${c}`).join(', ');
-  const insert = db.prepare(
-    `INSERT OR IGNORE INTO staged_items (run, page, ${ITEM_COLUMNS.join(', ')}) VALUES (@run, @page, ${names})`,
-  );
-  const refresh = db.prepare(
-    `UPDATE staged_items SET page = @page, ${ITEM_COLUMNS.map((c) => `${c} = @${c}`).join(', ')}
-       WHERE run = @run AND id = @id`,
-  );
+/**
+ * Inserts or refreshes staged rows; returns how many ids were new to the run. An item whose values
+ * hash as its open version's is staged compact (id, page and hash only): the commit has nothing to
+ * copy from it, and most items of a steady shop are such items.
+ */
+function insertItems(
+  statements: StagingStatements,
+  run: number,
+  page: number,
+  items: readonly Item[],
+): number {
   let fresh = 0;
   for (const item of items) {
-    const row = { ...itemToRow(item), run, page };
-    if (insert.run(row).changes === 1) fresh += 1;
-    else refresh.run(row);
+    const hash = itemHash(item);
+    const inserted =
+      statements.currentHash.get(item.id) === hash
+        ? stageCompact(statements, run, page, item.id, hash)
+        : stageFull(statements, run, page, itemValues(item, hash));
+    if (inserted) fresh += 1;
   }
   return fresh;
+}
+
+function stageCompact(s: StagingStatements, run: number, page: number, id: string, hash: string): boolean {
+  if (s.insertCompact.run(run, page, id, hash).changes === 1) return true;
+  s.refreshCompact.run(page, hash, run, id);
+  return false;
+}
+
+function stageFull(s: StagingStatements, run: number, page: number, values: SqlValue[]): boolean {
+  if (s.insertFull.run(run, page, ...values).changes === 1) return true;
+  s.refreshFull.run(page, ...values.slice(1), run, values[0]);
+  return false;
+}
+
+interface StagingStatements {
+  readonly currentHash: Database.Statement<[string], string>;
+  readonly insertCompact: Database.Statement;
+  readonly refreshCompact: Database.Statement;
+  readonly insertFull: Database.Statement;
+  readonly refreshFull: Database.Statement;
+  readonly addInvalid: Database.Statement;
+  readonly checkpoint: Database.Statement;
+  readonly countConfirmed: Database.Statement;
+}
+
+/** Prepared once per connection: a page is staged with the same few statements every time. */
+const prepared = new WeakMap<Database.Database, StagingStatements>();
+
+function stagingStatements(db: Database.Database): StagingStatements {
+  const known = prepared.get(db);
+  if (known) return known;
+  const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
+  const statements: StagingStatements = {
+    currentHash: db
+      .prepare<[string], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_to_run IS NULL')
+      .pluck(),
+    insertCompact: db.prepare('INSERT OR IGNORE INTO staged_items (run, page, id, hash) VALUES (?, ?, ?, ?)'),
+    refreshCompact: db.prepare(
+      `UPDATE staged_items SET page = ?, hash = ?, ${valueColumns
+        .filter((c) => c !== 'hash')
+        .map((c) => `${c} = NULL`)
+        .join(', ')} WHERE run = ? AND id = ?`,
+    ),
+    insertFull: db.prepare(
+      `INSERT OR IGNORE INTO staged_items (run, page, ${ITEM_COLUMNS.join(', ')})
+         VALUES (?, ?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
+    ),
+    refreshFull: db.prepare(
+      `UPDATE staged_items SET page = ?, ${valueColumns.map((c) => `${c} = ?`).join(', ')}
+         WHERE run = ? AND id = ?`,
+    ),
+    addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
+    checkpoint: db.prepare(
+      `UPDATE runs SET checkpoint_page = ?, pages = pages + 1, items = items + ?, invalid = invalid + ?,
+         heartbeat_at = ? WHERE run = ?`,
+    ),
+    countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),
+  };
+  prepared.set(db, statements);
+  return statements;
 }
 
 /**
@@ -79,6 +143,7 @@ export function unstagedCurrentItems(store: Store, run: number): Item[] {
           AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = ? AND i.id = v.id)
         ORDER BY v.id`,
     )
-    .all(run, run) as ItemRow[];
+    .raw()
+    .all(run, run) as unknown[][];
   return rows.map(rowToItem);
 }

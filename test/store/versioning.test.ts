@@ -84,6 +84,29 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
+  it('takes the values read last when an id read twice was unchanged one time and changed the other', () => {
+    const first = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const pages = [
+      [makeItem('a'), makeItem('b', { quantity: 5 })],
+      [makeItem('a', { quantity: 3 }), makeItem('b')],
+    ];
+    pages.forEach((items, index) => {
+      stagePage(store, run, { page: index + 1, items, invalid: [] }, () => undefined);
+    });
+    expect(commitRun(store, run, () => undefined)).toEqual({
+      items: 2,
+      invalid: 0,
+      added: 0,
+      updated: 1,
+      removed: 0,
+    });
+    expect([...snapshotItems(store, run)]).toEqual([makeItem('a', { quantity: 3 }), makeItem('b')]);
+    expect([...diffRuns(store, first, run)].map((c) => [c.change, c.id, c.fields])).toEqual([
+      ['updated', 'a', ['quantity']],
+    ]);
+  });
+
   it('neither retires nor changes an item that this run read as invalid', () => {
     commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
