@@ -111,14 +111,13 @@ async function completeRun(
 ): Promise<RunCounts & { pages: number }> {
   const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
   try {
-    const pages = client.readItems({
+    const query = {
       perPage: shop.perPage,
       order: shop.order,
       locale: shop.locale,
       filters: shop.filters as ListingFilters,
-      startPage: start.startPage,
-    });
-    for await (const page of pages) {
+    };
+    for await (const page of client.readItems({ ...query, startPage: start.startPage })) {
       stagePage(store, start.run, page, () => lease.assertHeld());
       for (const bad of page.invalid)
         log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
@@ -133,7 +132,12 @@ async function completeRun(
         );
       }
     }
-    const removals = await confirmRemovals(store, start.run, (url) => client.fetchItem(url));
+    const removals = await confirmRemovals(store, start.run, {
+      // Under filters an item may exist yet no longer be listed: only the listing can tell.
+      fetchItem: Object.keys(shop.filters).length === 0 ? (url) => client.fetchItem(url) : undefined,
+      relist: () => client.readItems(query),
+      relistCost: runPages(store, start.run),
+    });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     return { ...counts, pages: runPages(store, start.run) };
