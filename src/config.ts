@@ -57,6 +57,12 @@ const DEFAULTS = {
   queuePrefix: 'shop-sync',
 };
 
+const redisUrl = z
+  .string()
+  .refine(
+    (value) => URL.canParse(value) && /^rediss?:$/.test(new URL(value).protocol),
+    'expected a redis:// or rediss:// URL',
+  );
 const positiveInt = z.coerce.number().int().positive();
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, -, _ and . only');
 const flag = z
@@ -83,7 +89,7 @@ const fileShopSchema = z.strictObject({
 
 const fileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
-  redis_url: z.string().min(1).optional(),
+  redis_url: redisUrl.optional(),
   log_level: z.enum(LOG_LEVELS).optional(),
   resume_window_minutes: z.coerce.number().nonnegative().optional(),
   retry_budget_seconds: z.coerce.number().positive().optional(),
@@ -119,7 +125,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
 
   const config: AppConfig = {
     dataDir: path.resolve(cwd, nonEmpty(env.DATA_DIR) ?? file.data_dir ?? DEFAULTS.dataDir),
-    redisUrl: nonEmpty(env.REDIS_URL) ?? file.redis_url ?? DEFAULTS.redisUrl,
+    redisUrl: redisUrlSetting(env) ?? file.redis_url ?? DEFAULTS.redisUrl,
     logLevel: envSetting(env, 'LOG_LEVEL', z.enum(LOG_LEVELS)) ?? file.log_level ?? 'info',
     resumeWindowMinutes:
       envSetting(env, 'SYNC_RESUME_WINDOW_MINUTES', z.coerce.number().nonnegative()) ??
@@ -259,11 +265,23 @@ function readSecret(env: Env, name: string): string | undefined {
 
 function readSecretFile(file: string | undefined, setting: string): string | undefined {
   if (file === undefined) return undefined;
+  let value: string;
   try {
-    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    value = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (error) {
     throw new ConfigError(setting, `${setting} names ${file}, which cannot be read (${codeOf(error)}).`);
   }
+  if (value.trim() === '') throw new ConfigError(setting, `${setting} names ${file}, which is empty.`);
+  return value;
+}
+
+/** Like `envSetting`, without echoing the value: a Redis URL may carry a password. */
+function redisUrlSetting(env: Env): string | undefined {
+  const raw = nonEmpty(env.REDIS_URL);
+  if (raw !== undefined && !redisUrl.safeParse(raw).success) {
+    throw new ConfigError('REDIS_URL', 'REDIS_URL is not a redis:// or rediss:// URL.');
+  }
+  return raw;
 }
 
 function envSetting<T>(env: Env, name: string, schema: z.ZodType<T>): T | undefined {

@@ -110,6 +110,16 @@ describe('loadConfig', () => {
     expect(configError(() => loadConfig({ SHOP_SYNC_CONFIG: unknown }, dir)).message).toContain('base_ur1');
   });
 
+  it('refuses an empty secret file and a Redis URL that is not one, without echoing the URL', () => {
+    expect(configError(() => loadConfig({ REDIS_URL: 'redis//:s3cret@host' }, dir)).message).toBe(
+      'REDIS_URL is not a redis:// or rediss:// URL.',
+    );
+    const empty = file('empty-secret.txt', '\n');
+    expect(configError(() => loadConfig({ MARKETPLACE_PASSWORD_FILE: empty }, dir)).message).toBe(
+      `MARKETPLACE_PASSWORD_FILE names ${empty}, which is empty.`,
+    );
+  });
+
   it('refuses a plain-http base URL unless it is loopback or explicitly allowed', () => {
     const error = configError(() => loadConfig({ MARKETPLACE_BASE_URL: 'http://api.example.test' }, dir));
     expect(error.setting).toBe('MARKETPLACE_BASE_URL');

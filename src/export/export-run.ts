@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { StoreError, UsageError } from '../errors.js';
 import { openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { getRun, latestCompleteRun, type RunSummary } from '../store/runs.js';
@@ -29,7 +29,10 @@ export async function exportRun(request: ExportRequest): Promise<number> {
     throw new UsageError('--format sqlite needs --out FILE: a SQLite file cannot be written to stdout.');
   }
   if (!existsSync(paths.store)) {
-    throw new UsageError(`Shop ${shop} has no store at ${paths.store} yet: run "shop-sync sync" first.`);
+    throw new StoreError(
+      `Shop ${shop} has no store at ${paths.store} yet: run "shop-sync sync" first.`,
+      paths.store,
+    );
   }
   const store = openStore(paths.store);
   try {
@@ -49,8 +52,12 @@ export async function exportRun(request: ExportRequest): Promise<number> {
 
 function completeRun(store: Store, shop: string, wanted: number | undefined): RunSummary {
   const run = wanted ?? latestCompleteRun(store);
-  if (run === null)
-    throw new UsageError(`Shop ${shop} has no complete run to export yet: run "shop-sync sync" first.`);
+  if (run === null) {
+    throw new StoreError(
+      `Shop ${shop} has no complete run to export yet: run "shop-sync sync" first.`,
+      store.path,
+    );
+  }
   const summary = getRun(store, run);
   if (!summary) throw new UsageError(`Run ${run} does not exist in shop ${shop}.`);
   if (summary.status !== 'complete') {

@@ -68,7 +68,7 @@ export async function writeFeeds(
   await commitFiles(prepared);
   await removeStaleCounterparts(paths, options.gzip);
   options.log.info(
-    { shop, run, previousRun: contents.previousRun, feeds: paths.feedsDir, gzip: options.gzip },
+    { run, previousRun: contents.previousRun, feeds: paths.feedsDir, gzip: options.gzip },
     'feeds written',
   );
 }

@@ -48,7 +48,8 @@ export function commitRun(store: Store, run: number, guard: () => void, now = ne
         .run(run, run).changes;
       const counts = db
         .prepare(
-          `SELECT (SELECT count(*) FROM staged_items WHERE run = @run) AS items,
+          // The snapshot's size: items read, plus any kept at their last version because they were invalid now.
+          `SELECT (SELECT count(*) FROM item_versions WHERE valid_to_run IS NULL) AS items,
                   (SELECT count(*) FROM invalid_items WHERE run = @run) AS invalid`,
         )
         .get({ run }) as { items: number; invalid: number };

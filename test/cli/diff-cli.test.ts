@@ -131,6 +131,11 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
       1,
       'shop-sync: A diff needs two complete runs; shop shop has 1 complete run.\n',
     ]);
+    const first = await cli('diff', '--to', '1');
+    expect([first.code, first.stderr]).toEqual([
+      1,
+      'shop-sync: Shop shop has no complete run before run 1 to compare it with.\n',
+    ]);
     const unknown = await cli('diff', '--from', '1', '--to', '7');
     expect([unknown.code, unknown.stderr]).toEqual([2, `shop-sync: Run 7 does not exist in ${store}.\n`]);
     const badFlag = await cli('diff', '--format', 'xml');

@@ -101,9 +101,9 @@ describe('shop-sync export', () => {
     },
   );
 
-  it('says which shop has nothing to export yet', async () => {
+  it('says which shop has nothing to export yet, exit 1 like a diff with too few runs', async () => {
     const result = await runCli(['export'], { ...env(), SHOP_NAME: 'empty' });
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `shop-sync: Shop empty has no store at ${shopPaths(temp.dir, 'empty').store} yet: run "shop-sync sync" first.\n`,
     );

@@ -107,13 +107,13 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('neither retires nor changes an item that this run read as invalid', () => {
+  it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', () => {
     commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
     stagePage(store, run, { page: 1, items: [makeItem('a')], invalid }, () => undefined);
     const counts = commitRun(store, run, () => undefined);
-    expect(counts).toEqual({ items: 1, invalid: 1, added: 0, updated: 0, removed: 0 });
+    expect(counts).toEqual({ items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
     expect(ids(run)).toEqual(['a', 'b']);
     expect(store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run)).toEqual([
       { id: 'b', page: 1, reason: 'price is not a number' },

@@ -65,9 +65,12 @@ function chooseRuns(
   const to = flags.to ?? (store && latestCompleteRun(store));
   const from = flags.from ?? (store && to != null ? previousCompleteRun(store, to) : null);
   if (store && from != null && to != null) return [from, to];
+  if (flags.to !== undefined && flags.from === undefined && store) {
+    throw new StoreError(`Shop ${shop} has no complete run before run ${flags.to} to compare it with.`, file);
+  }
   const complete = store ? completeRunCount(store) : 0;
   throw new StoreError(
-    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}${flags.to === undefined ? '' : ` up to run ${flags.to}`}.`,
+    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}.`,
     file,
   );
 }
