@@ -50,7 +50,23 @@ async function main(): Promise<void> {
   process.stdout.write(`shop-sync benchmark: ${items} items, 100 per page, simulator in this process\n\n`);
 
   const server = await measureSimulatorPagesPerSecond({ items, perPage: 100, concurrency: 1 });
+  const prerendered = await measureSimulatorPagesPerSecond({
+    items,
+    perPage: 100,
+    concurrency: 1,
+    prerender: true,
+  });
   line('simulator, pages of 100 served per second', `${Math.round(server.pagesPerSecond)}/s`, 'baseline A');
+  line(
+    'simulator, first pass, rendering as it goes',
+    `${Math.round(server.firstPassPagesPerSecond)}/s`,
+    `${ratio(server.firstPassPagesPerSecond, server.pagesPerSecond)}x A`,
+  );
+  line(
+    'simulator, first pass after prerender',
+    `${Math.round(prerendered.firstPassPagesPerSecond)}/s`,
+    `${ratio(prerendered.firstPassPagesPerSecond, server.pagesPerSecond)}x A`,
+  );
 
   const sim = await startSimulator({ items, perPageCap: 100 });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-'));

@@ -9,6 +9,8 @@ export interface SimulatorBenchOptions {
   durationMs?: number;
   /** Requests in flight at once, over as many keep-alive connections; default 8. */
   concurrency?: number;
+  /** Render every item's JSON before the first pass, as `shop-sync simulate` does in the background. */
+  prerender?: boolean;
 }
 
 export interface SimulatorBenchResult {
@@ -43,8 +45,9 @@ async function token(sim: Simulator, pool: Pool): Promise<string> {
 export async function measureSimulatorPagesPerSecond(
   options: SimulatorBenchOptions = {},
 ): Promise<SimulatorBenchResult> {
-  const { items = 100_000, perPage = 100, durationMs = 3000, concurrency = 8 } = options;
+  const { items = 100_000, perPage = 100, durationMs = 3000, concurrency = 8, prerender = false } = options;
   const sim = await startSimulator({ items, perPageCap: perPage });
+  if (prerender) await sim.prerender();
   const pool = new Pool(sim.baseUrl, { connections: concurrency });
   try {
     const headers = { authorization: `Bearer ${await token(sim, pool)}` };

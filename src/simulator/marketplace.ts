@@ -115,6 +115,18 @@ export class Marketplace {
     this.ctx = renderContext(baseUrl, this.settings.shopId);
   }
 
+  /**
+   * Renders every item's JSON ahead of the first read, a slice at a time so that requests are served
+   * meanwhile: a large catalogue's first pass then runs at full speed instead of rendering as it goes.
+   */
+  async prerender(signal?: AbortSignal, sliceSize = 5000): Promise<void> {
+    const records = this.catalogue.records;
+    for (let start = 0; start < records.length && !signal?.aborted; start += sliceSize) {
+      for (const record of records.slice(start, start + sliceSize)) recordJson(record, this.ctx);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
   countRequest(): void {
     this.counters.requests += 1;
   }

@@ -122,6 +122,8 @@ export interface Simulator {
   readonly shopId: string;
   /** The current catalogue in the default order (newest first), with canonical values. */
   truth(): SimItem[];
+  /** Renders every item's JSON now (in slices, serving meanwhile) rather than on first read. */
+  prerender(signal?: AbortSignal): Promise<void>;
   mutate(m: Mutation): MutationTruth;
   /** Merged into the current faults. */
   setFaults(f: Partial<Faults>): void;

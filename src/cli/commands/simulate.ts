@@ -145,7 +145,9 @@ export function simulateCommand(io: CliIO): Command {
     .action(async (flags: SimulateFlags) => {
       const sim = await startSimulator(simulatorOptions(flags));
       writeLine(io.stdout, banner(sim, flags));
+      const rendering = sim.prerender(io.signal);
       await aborted(io.signal);
+      await rendering;
       await sim.close();
     });
 }
