@@ -108,11 +108,11 @@ async function main(): Promise<void> {
 
   const small = await measureFeedMemory(1000);
   const large = await measureFeedMemory(feedItems);
-  line('feeds, RSS growth at 1,000 items', `${small.rssGrowthMiB} MiB`, 'baseline C');
+  line('feeds, peak RSS writing 1,000 items', `${small.rssPeakMiB} MiB`, 'baseline C');
   line(
-    `feeds, RSS growth at ${feedItems} items`,
-    `${large.rssGrowthMiB} MiB`,
-    `${ratio(large.rssGrowthMiB, small.rssGrowthMiB)}x C for ${ratio(feedItems, 1000)}x the items`,
+    `feeds, peak RSS writing ${feedItems} items`,
+    `${large.rssPeakMiB} MiB`,
+    `${ratio(large.rssPeakMiB, small.rssPeakMiB)}x C for ${ratio(feedItems, 1000)}x the items`,
   );
   line(
     `feeds, time at ${feedItems} items`,
