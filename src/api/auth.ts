@@ -24,10 +24,18 @@ export interface TokenManagerOptions {
 const TOKEN_PATH = '/v1/oauth/token';
 /** Renew when this share of a token's lifetime has passed, leaving room for slow requests and clock skew. */
 const RENEW_AT_SHARE = 0.9;
+/** Tries of a refresh grant before logging in again: a refresh failing twice is not worth the whole budget. */
+const REFRESH_ATTEMPTS = 2;
+
+/** Seconds of validity; null, zero, negative or unreadable lifetimes say nothing, like an absent one. */
+const lifetime = z.unknown().transform((value) => {
+  const seconds = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+});
 
 const TokenResponse = z.object({
   access_token: z.string().min(1),
-  expires_in: z.coerce.number().positive().optional(),
+  expires_in: lifetime.optional(),
   refresh_token: z.string().min(1).nullish(),
 });
 
@@ -120,12 +128,20 @@ export class TokenManager {
     return token;
   }
 
+  /** Whatever goes wrong with a refresh, the password grant may still work: only its refusal is final. */
   private async refreshOrLogIn(refreshToken: string): Promise<StoredToken> {
+    const retry = { ...this.retry, maxAttempts: Math.min(this.retry.maxAttempts, REFRESH_ATTEMPTS) };
     try {
-      return await this.grant('refresh_token', { grant_type: 'refresh_token', refresh_token: refreshToken });
+      return await this.grant(
+        'refresh_token',
+        { grant_type: 'refresh_token', refresh_token: refreshToken },
+        retry,
+      );
     } catch (error) {
-      if (!(error instanceof GrantRefused)) throw error;
-      this.logger.info({ status: error.status, code: error.code }, 'refresh refused; logging in again');
+      if (!(error instanceof GrantRefused || error instanceof ApiError || error instanceof ProtocolError))
+        throw error;
+      const status = error instanceof ProtocolError ? undefined : error.status;
+      this.logger.info({ status, reason: error.message }, 'refreshing the token failed; logging in again');
       return this.logIn();
     }
   }
@@ -141,14 +157,18 @@ export class TokenManager {
     }
   }
 
-  private async grant(kind: StoredToken['grant'], fields: Record<string, string>): Promise<StoredToken> {
+  private async grant(
+    kind: StoredToken['grant'],
+    fields: Record<string, string>,
+    retry: RetryOptions = this.retry,
+  ): Promise<StoredToken> {
     const body = new URLSearchParams({
       ...fields,
       client_id: this.credentials.clientId,
       client_secret: this.credentials.clientSecret,
     }).toString();
     const shown = `POST ${TOKEN_PATH} (grant ${kind})`;
-    const response = await withRetry({ options: this.retry, logger: this.logger }, () =>
+    const response = await withRetry({ options: retry, logger: this.logger }, () =>
       this.http
         .request({
           method: 'POST',

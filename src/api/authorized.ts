@@ -10,8 +10,8 @@ export interface GetOptions<T> {
   /** Statuses handed to `read` instead of failing, besides 200 (e.g. 404 for a removed item). */
   readonly accept?: readonly number[];
   /** Turns the response into a value inside the attempt, so that a truncated body can throw
-   * TransientError and be fetched again. */
-  readonly read: (response: HttpResponse) => T;
+   * TransientError and be fetched again. `secrets` are to be kept out of anything quoted from the body. */
+  readonly read: (response: HttpResponse, secrets: readonly string[]) => T;
   readonly signal?: AbortSignal;
 }
 
@@ -29,7 +29,9 @@ export class AuthorizedRequests {
     const context = { options: this.retry, logger: this.logger, signal: options.signal };
     return withRetry(context, async () => {
       const response = await this.sendAuthorized(path, shown, options.signal);
-      if (response.status === 200 || options.accept?.includes(response.status)) return options.read(response);
+      if (response.status === 200 || options.accept?.includes(response.status)) {
+        return options.read(response, this.tokens.secrets());
+      }
       const detail = serverMessage(response.body, this.tokens.secrets());
       if (isRetryableStatus(response.status)) {
         throw new TransientError(

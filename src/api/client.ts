@@ -6,7 +6,7 @@ import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
 import { type ItemPage, type PageReadOptions, readPages } from './items.js';
-import { readListingBody } from './listing-body.js';
+import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
 import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
@@ -66,23 +66,29 @@ export class MarketplaceClient {
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
     const { startPage, concurrency, maxPages, ...listing } = query;
     validateListingQuery(listing);
-    const fetchPage = (page: number, signal: AbortSignal) => {
+    const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
       const path = listingPath(listing, page);
       const shown = `GET ${sanitizeUrl(path)}`;
-      return this.requests.get(path, { signal, read: (response) => readListingBody(response, shown) });
+      return this.requests.get(path, {
+        signal,
+        accept: first ? [] : PAST_END_STATUSES,
+        read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
+      });
     };
     return readPages(fetchPage, { startPage, concurrency, maxPages });
   }
 
   /**
-   * The item at `url` (an item's own `url`), or null when the marketplace no longer has it (404, 410).
-   * Only URLs below the base URL are fetched: the token must not travel to any other host.
+   * The item at `url` (an item's own `url`, absolute or relative to the base URL), or null when the
+   * marketplace no longer has it (404, 410). Only URLs below the base URL are fetched: the token must
+   * not travel to any other host.
    */
   async fetchItem(url: string): Promise<Item | null> {
     const path = this.http.pathWithin(url);
     if (path === undefined) {
+      const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });
       throw new ProtocolError(
-        `Refusing to fetch ${sanitizeUrl(url, { pathOnly: false })}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
+        `Refusing to fetch ${shownUrl}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
       );
     }
     const shown = `GET ${sanitizeUrl(path)}`;

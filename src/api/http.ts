@@ -111,14 +111,22 @@ export class HttpClient {
     });
   }
 
-  /** The path of `url` below the base URL when it is on the same origin and under the base path. */
-  pathWithin(url: string): string | undefined {
-    let target: URL;
+  /**
+   * `url` made absolute against the base URL as a browser would (RFC 3986), so `/v1/items/7` from a
+   * server at the origin's root is that server's item. Undefined when it cannot be a URL.
+   */
+  resolve(url: string): URL | undefined {
     try {
-      target = new URL(url);
+      return new URL(url, `${this.baseUrl.origin}${this.basePath}/`);
     } catch {
       return undefined;
     }
+  }
+
+  /** The path of `url` (see `resolve`) below the base URL when it is on the same origin and under the base path. */
+  pathWithin(url: string): string | undefined {
+    const target = this.resolve(url);
+    if (target === undefined) return undefined;
     if (target.origin !== this.baseUrl.origin || target.username || target.password) return undefined;
     if (!target.pathname.startsWith(`${this.basePath}/`)) return undefined;
     return `${target.pathname.slice(this.basePath.length)}${target.search}`;

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
+import { topLevelNumberLiterals } from './json-number-literals.js';
 
 /**
  * The spec's Item and Shop summary, read tolerantly where the spec and its samples disagree (prices as
- * numbers or strings, `shop.image` as `{}`, optional fields absent or null) and normalised to `Item`.
+ * numbers or strings, `shop.image` as `{}`, optional fields absent or null) or where servers stray
+ * from it (flags and counts as strings, empty strings for absent prices), and normalised to `Item`.
  */
 
 const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decimal => {
@@ -16,6 +18,9 @@ const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decima
   return parsed;
 });
 
+/** An empty or blank string stands for an absent value, like null. */
+const blankAsNull = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? null : value);
+
 const identifier = z.union([z.string().min(1), z.number().int()]).transform(String);
 const optionalText = z
   .string()
@@ -25,15 +30,29 @@ const count = z.union([
   z.number().int(),
   z
     .string()
+    .trim()
     .regex(/^-?\d+$/)
     .transform(Number),
 ]);
 
-/** A logo URL; the sample's empty object, an empty string and null all mean "no logo". */
-const shopImage = z
-  .union([z.string(), z.null(), z.strictObject({})])
+/** Only an explicit false hides an item; servers spell it `false`, `"false"`, `0` or `"0"`. */
+const published = z
+  .unknown()
   .optional()
-  .transform((value) => (typeof value === 'string' && value !== '' ? value : null));
+  .transform((value) => {
+    const text = typeof value === 'string' ? value.trim().toLowerCase() : value;
+    return !(text === false || text === 'false' || text === 0 || text === '0');
+  });
+
+/** A logo URL, directly or as an object's `url`; the sample's empty object, an empty string and null
+ * all mean "no logo". */
+const shopImage = z
+  .unknown()
+  .optional()
+  .transform((value) => {
+    const url = typeof value === 'object' && value !== null ? (value as { url?: unknown }).url : value;
+    return typeof url === 'string' && url.trim() !== '' ? url : null;
+  });
 
 const shopSummary = z.looseObject({
   id: identifier,
@@ -49,11 +68,11 @@ const apiItem = z.looseObject({
   currency: optionalText,
   description: optionalText,
   raw_description: optionalText,
-  published: z.boolean().nullish(),
+  published,
   url: z.string().min(1),
   created_at: z.string().min(1),
   price: decimal,
-  original_price: decimal.nullish(),
+  original_price: z.preprocess(blankAsNull, decimal.nullish()),
   photos_id: z.array(z.number().int()).nullish(),
   photos: z.array(z.string()).nullish(),
   fbcomments: optionalText,
@@ -64,11 +83,15 @@ const apiItem = z.looseObject({
 
 export type NormalisedItem = { ok: true; item: Item } | { ok: false; invalid: InvalidItem };
 
+/** Fields read from their literal text when sent as JSON numbers, so that no double rounds them. */
+const EXACT_NUMBER_FIELDS = ['id', 'price', 'original_price'] as const;
+
 /** One element of a listing (`json`, parsed from `raw`) as an Item, or the reason it cannot be one. */
 export function normaliseItem(json: unknown, raw: string, page: number): NormalisedItem {
-  const parsed = apiItem.safeParse(json);
+  const exact = withExactNumbers(json, raw);
+  const parsed = apiItem.safeParse(exact);
   if (!parsed.success)
-    return { ok: false, invalid: { id: readableId(json), page, reason: oneLine(parsed.error) } };
+    return { ok: false, invalid: { id: readableId(json, raw), page, reason: oneLine(parsed.error) } };
   const a = parsed.data;
   return {
     ok: true,
@@ -79,7 +102,7 @@ export function normaliseItem(json: unknown, raw: string, page: number): Normali
       original_price: a.original_price ?? null,
       currency: a.currency,
       quantity: a.quantity,
-      published: a.published !== false,
+      published: a.published,
       created_at: a.created_at,
       url: a.url,
       web_url: a.web_url,
@@ -98,13 +121,32 @@ export function normaliseItem(json: unknown, raw: string, page: number): Normali
   };
 }
 
-/** The element's id when it has one worth reporting, whatever else is wrong with it. */
-export function readableId(json: unknown): string | null {
-  if (typeof json !== 'object' || json === null) return null;
-  const id = (json as { id?: unknown }).id;
+/**
+ * The element's id when it has one worth reporting, whatever else is wrong with it. A numeric id is
+ * its literal text in `raw`: ids past 2^53 would otherwise collide once parsed.
+ */
+export function readableId(json: unknown, raw: string): string | null {
+  const exact = withExactNumbers(json, raw);
+  if (typeof exact !== 'object' || exact === null) return null;
+  const id = (exact as { id?: unknown }).id;
   if (typeof id === 'string' && id !== '') return id;
   if (typeof id === 'number' && Number.isInteger(id)) return String(id);
   return null;
+}
+
+/** `json` with its exact-number fields replaced by their literal text from `raw` (integers only for ids). */
+function withExactNumbers(json: unknown, raw: string): unknown {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return json;
+  const record = json as Record<string, unknown>;
+  if (!EXACT_NUMBER_FIELDS.some((field) => typeof record[field] === 'number')) return record;
+  const literals = topLevelNumberLiterals(raw);
+  const exact = { ...record };
+  for (const field of EXACT_NUMBER_FIELDS) {
+    const literal = literals.get(field);
+    if (typeof record[field] !== 'number' || literal === undefined) continue;
+    if (field !== 'id' || /^-?\d+$/.test(literal)) exact[field] = literal;
+  }
+  return exact;
 }
 
 function oneLine(error: z.ZodError): string {

@@ -30,13 +30,16 @@ export interface PageReadOptions {
 export const DEFAULT_MAX_PAGES = 100_000;
 export const DEFAULT_CONCURRENCY = 4;
 
-export type FetchPage = (page: number, signal: AbortSignal) => Promise<RawPage>;
+/** Fetches one page; `first` is the reading's first page, the only one that cannot mark the end by
+ * answering something other than a list (see PAST_END_STATUSES). */
+export type FetchPage = (page: number, signal: AbortSignal, first: boolean) => Promise<RawPage>;
 
 type Settled = { ok: true; page: RawPage } | { ok: false; error: unknown };
 
 /**
  * Reads pages from `startPage` until the first EMPTY page (a short page proves nothing: servers cap
- * `per_page` and shorten pages mid-listing), yielding them in order. Up to `concurrency` pages are in
+ * `per_page` and shorten pages mid-listing) or the first repeat of a short last page (a server that
+ * clamps `page`), yielding them in order. Up to `concurrency` pages are in
  * flight; memory is bounded by that window plus the set of ids read so far.
  */
 export async function* readPages(
@@ -57,7 +60,7 @@ export async function* readPages(
   const fill = () => {
     while (inFlight.length < window && next <= lastPage) {
       inFlight.push(
-        fetchPage(next, abort.signal).then(
+        fetchPage(next, abort.signal, next === startPage).then(
           (page): Settled => ({ ok: true, page }),
           (error: unknown): Settled => ({ ok: false, error }),
         ),
@@ -78,6 +81,7 @@ export async function* readPages(
       if (!settled.ok) throw settled.error;
       if (settled.page.elements.length === 0) return;
       const result = guard.read(page, settled.page);
+      if (result === undefined) return;
       fill();
       yield result;
     }
@@ -98,21 +102,31 @@ function checkOptions(startPage: number, window: number, maxPages: number): void
  * Normalises pages, drops ids already read, and stops a server that ignores `page`: such a server
  * serves the same items again and again, which would otherwise be read until the page cap. A page made
  * only of ids already read can happen once when many items are inserted while reading; the same ids as
- * the page before, or two such pages in a row, cannot.
+ * the page before, or two such pages in a row, cannot. The one exception is a server that clamps `page`
+ * to its last page: it repeats that page, which is shorter than the pages before it, past the end.
  */
 class RepeatGuard {
   private readonly seen = new Set<string>();
   private previousIds: string[] = [];
+  private largestPage = 0;
   private repeatedPages = 0;
 
-  read(page: number, raw: RawPage): ItemPage {
-    const ids = raw.elements.map(readableId);
+  /** The page normalised, or undefined when it repeats the short last page and so ends the listing. */
+  read(page: number, raw: RawPage): ItemPage | undefined {
+    const ids = raw.elements.map((element, index) => readableId(element, raw.texts[index] ?? ''));
     const known = ids.filter((id): id is string => id !== null);
     const allSeen = known.length === ids.length && known.every((id) => this.seen.has(id));
+    if (allSeen && this.repeatsShortLastPage(known)) return undefined;
     if (allSeen) this.failIfLooping(page, known);
     else this.repeatedPages = 0;
     this.previousIds = known;
+    this.largestPage = Math.max(this.largestPage, ids.length);
     return this.normalise(page, raw, ids);
+  }
+
+  private repeatsShortLastPage(ids: string[]): boolean {
+    const previous = this.previousIds;
+    return previous.length < this.largestPage && ids.join('\n') === previous.join('\n');
   }
 
   private failIfLooping(page: number, ids: string[]): void {

@@ -38,7 +38,7 @@ function pushElement(elements: string[], text: string, start: number, end: numbe
 }
 
 /** Index of the quote that closes the string opened at `open`. */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
   while (at !== -1) {
     let backslashes = 0;

@@ -2,6 +2,7 @@ import { ProtocolError } from '../errors.js';
 import type { HttpResponse } from './http.js';
 import { arrayElementTexts } from './json-array.js';
 import { TransientError } from './retry.js';
+import { serverMessageField } from './server-message.js';
 
 /** A listing page as received: each element parsed, and its source text for `raw`. */
 export interface RawPage {
@@ -10,27 +11,55 @@ export interface RawPage {
 }
 
 /**
- * A 200 listing body as a RawPage. A body that is not JSON was cut short or garbled on the way (a
+ * Statuses that end the listing like an empty page once a page with items was read. The spec shows no
+ * status for a page past the end; Django REST Framework answers 404, others 204.
+ */
+export const PAST_END_STATUSES: readonly number[] = [204, 404];
+
+export interface ListingBodyContext {
+  /** The request as shown in messages, already sanitised. */
+  readonly shown: string;
+  /** Whether the page follows a page with items, so that an answer with no list can be the end. */
+  readonly mayEnd: boolean;
+  readonly secrets: readonly string[];
+}
+
+const NO_ITEMS: RawPage = Object.freeze({ elements: [], texts: [] });
+
+/**
+ * A listing answer as a RawPage. A 200 body that is not JSON was cut short or garbled on the way (a
  * dropped connection can still look like a complete response), so it is worth fetching again; valid
  * JSON that is not an array is the server breaking the protocol, and is not.
  */
-export function readListingBody(response: HttpResponse, shown: string): RawPage {
+export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
+  if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   let json: unknown;
   try {
     json = JSON.parse(response.body);
   } catch {
     throw new TransientError(
-      shown,
+      context.shown,
       `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
     );
   }
-  if (!Array.isArray(json)) {
-    const got = json === null ? 'null' : typeof json;
-    throw new ProtocolError(`${shown} answered HTTP 200 with ${got} instead of a JSON array of items.`);
-  }
+  if (!Array.isArray(json)) throw notAList(json, response, context);
   const texts = arrayElementTexts(response.body);
   if (texts.length !== json.length) {
-    throw new ProtocolError(`${shown} answered a JSON array whose elements could not be delimited.`);
+    throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }
   return { elements: json, texts };
+}
+
+function isPastEnd(response: HttpResponse): boolean {
+  if (PAST_END_STATUSES.includes(response.status)) return true;
+  const body = response.body.trim();
+  return body === '' || body === 'null';
+}
+
+function notAList(json: unknown, response: HttpResponse, context: ListingBodyContext): ProtocolError {
+  const got = json === null ? 'null' : typeof json === 'object' ? 'an object' : `a ${typeof json}`;
+  const said = serverMessageField(response.body, context.secrets);
+  return new ProtocolError(
+    `${context.shown} answered HTTP ${response.status} with ${got} instead of a list of items${said ? `: ${said}` : ''}.`,
+  );
 }

@@ -92,7 +92,14 @@ export async function withRetry<T>(context: RetryContext, attempt: (n: number) =
       if (!(error instanceof TransientError)) throw error;
       const delay = error.retryAfterMs ?? backoffDelay(n, options);
       const elapsed = Date.now() - started;
-      if (n >= options.maxAttempts || elapsed + delay > options.budgetMs) throw exhausted(error, n, options);
+      if (n >= options.maxAttempts || elapsed + delay > options.budgetMs) {
+        throw exhausted(
+          error,
+          n,
+          options,
+          elapsed + delay > options.budgetMs ? error.retryAfterMs : undefined,
+        );
+      }
       // One or two retries absorb routine hiccups (a 429, a restart); a third in a row is worth a warning.
       logger[n >= 3 ? 'warn' : 'debug'](
         { attempt: n, delayMs: delay, status: error.status, request: error.request },
@@ -103,11 +110,22 @@ export async function withRetry<T>(context: RetryContext, attempt: (n: number) =
   }
 }
 
-function exhausted(last: TransientError, attempts: number, options: RetryOptions): ApiError {
+/** The final error; `askedWaitMs` is a Retry-After that reached past the budget, worth telling since
+ * raising the budget is then the fix. */
+function exhausted(
+  last: TransientError,
+  attempts: number,
+  options: RetryOptions,
+  askedWaitMs: number | undefined,
+): ApiError {
   const tried = `after ${attempts} attempt${attempts === 1 ? '' : 's'} (budget ${options.budgetMs / 1000}s)`;
-  const message =
+  const failed =
     last.status === undefined
       ? `${last.request} failed ${tried}: ${last.detail}`
       : `${last.request} failed with HTTP ${last.status} ${tried}: ${last.detail}`;
-  return new ApiError(message, true, last.status, { cause: last });
+  const asked =
+    askedWaitMs === undefined
+      ? ''
+      : `; the server asked to wait ${Math.ceil(askedWaitMs / 1000)} s, beyond the retry budget of ${options.budgetMs / 1000} s`;
+  return new ApiError(`${failed}${asked}`, true, last.status, { cause: last });
 }

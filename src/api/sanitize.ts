@@ -53,12 +53,25 @@ export function sanitizeBody(body: string, secrets: readonly string[] = [], maxL
   return text;
 }
 
-/** `text` with every occurrence of each secret replaced; secrets shorter than 4 characters are left alone
- * because blanking them would shred ordinary words without protecting anything. */
+/**
+ * `text` with every occurrence of each secret replaced, also as servers echo it URL-encoded (percent
+ * encoding, and form encoding with `+` for spaces). Secrets shorter than 4 characters are left alone
+ * because blanking them would shred ordinary words without protecting anything.
+ */
 export function redactValues(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+    if (secret.length < 4) continue;
+    for (const spelling of spellings(secret)) out = out.split(spelling).join(REDACTED);
   }
   return out;
+}
+
+/** The secret as written and as each URL encoding writes it, longest first so none leaves a remnant. */
+function spellings(secret: string): string[] {
+  const percent = encodeURIComponent(secret);
+  const form = new URLSearchParams({ s: secret }).toString().slice(2);
+  const variants = [secret, percent, percent.replace(/%20/g, '+'), form, form.replace(/\+/g, '%20')];
+  const lowerHex = (s: string) => s.replace(/%[0-9A-F]{2}/g, (code) => code.toLowerCase());
+  return [...new Set([...variants, ...variants.map(lowerHex)])].sort((a, b) => b.length - a.length);
 }

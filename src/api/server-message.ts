@@ -13,6 +13,12 @@ export function serverMessage(body: string, secrets: readonly string[]): string 
   return line === '' ? 'empty body' : line;
 }
 
+/** The message field of a JSON body, in one short safe line; undefined when the body has none. */
+export function serverMessageField(body: string, secrets: readonly string[]): string | undefined {
+  const message = jsonMessage(body);
+  return message === undefined ? undefined : sanitizeBody(message, secrets);
+}
+
 function jsonMessage(body: string): string | undefined {
   let json: unknown;
   try {

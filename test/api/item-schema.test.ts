@@ -71,6 +71,58 @@ describe('normaliseItem', () => {
     expect(result.ok && result.item.shop_image).toBe('https://img.example.com/logo.png');
   });
 
+  it.each([
+    [{ original_price: '' }, { original_price: null }],
+    [{ original_price: '  ' }, { original_price: null }],
+    [{ published: 'false' }, { published: false }],
+    [{ published: 'FALSE' }, { published: false }],
+    [{ published: 0 }, { published: false }],
+    [{ published: '0' }, { published: false }],
+    [{ published: 'true' }, { published: true }],
+    [{ published: 1 }, { published: true }],
+    [{ published: null }, { published: true }],
+    [{ quantity: '5' }, { quantity: 5 }],
+    [{ quantity: ' 7 ' }, { quantity: 7 }],
+    [{ quantity: -2 }, { quantity: -2 }],
+    [
+      { shop: { ...base.shop, image: { url: 'https://img.example.com/x.png' } } },
+      { shop_image: 'https://img.example.com/x.png' },
+    ],
+    [{ shop: { ...base.shop, image: { width: 10 } } }, { shop_image: null }],
+    [{ shop: { ...base.shop, rating: 4.5, badges: ['x'] } }, { shop_id: 'demo-shop' }],
+  ])('tolerates %j', (extra, expected) => {
+    const result = normalise({ ...base, ...extra });
+    expect(result.ok && result.item).toMatchObject(expected);
+  });
+
+  it('keeps unknown shop fields in raw', () => {
+    const json = { ...base, shop: { ...base.shop, rating: 4.5 } };
+    const result = normalise(json);
+    expect(result.ok && JSON.parse(result.item.raw).shop.rating).toBe(4.5);
+  });
+
+  it('still refuses a quantity that is not a whole number', () => {
+    for (const quantity of [1.5, '1.5', 'five']) expect(normalise({ ...base, quantity }).ok).toBe(false);
+  });
+
+  it('reads prices and numeric ids from their literal text, not through a double', () => {
+    const raw =
+      '{"id": 9007199254740993, "price": 12345678901234567.89, "original_price":1E-7, "title":"t",' +
+      `"url":"${base.url}","created_at":"2024-05-01T10:00:00Z","quantity":1,"shop":${JSON.stringify(base.shop)}}`;
+    const result = normaliseItem(JSON.parse(raw), raw, 1);
+    expect(result.ok && result.item).toMatchObject({
+      id: '9007199254740993',
+      price: '12345678901234567.89',
+      original_price: '0.0000001',
+    });
+  });
+
+  it('reports the literal id of an item it cannot read', () => {
+    const raw = '{"id":9007199254740993,"title":5}';
+    const result = normaliseItem(JSON.parse(raw), raw, 2);
+    expect(!result.ok && result.invalid.id).toBe('9007199254740993');
+  });
+
   it('reports an item it cannot read with its id, page and a one-line reason', () => {
     const result = normalise({ ...base, price: 'twelve', quantity: 1.5 });
     expect(result).toEqual({

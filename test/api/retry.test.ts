@@ -91,7 +91,9 @@ describe('withRetry', () => {
       attempts += 1;
       throw new TransientError('GET /x', 'Too Many Requests', 429, 60_000);
     });
-    await expect(failure).rejects.toThrow('GET /x failed with HTTP 429 after 1 attempt (budget 5s)');
+    await expect(failure).rejects.toThrow(
+      'GET /x failed with HTTP 429 after 1 attempt (budget 5s): Too Many Requests; the server asked to wait 60 s, beyond the retry budget of 5 s',
+    );
     expect(attempts).toBe(1);
   });
 

@@ -37,6 +37,20 @@ describe('sanitizeBody', () => {
     expect(line).not.toContain('\n');
   });
 
+  it('blanks secrets echoed URL-encoded or form-encoded', () => {
+    const secret = 'p@ss word/ü+&=~x';
+    const echoes = [
+      encodeURIComponent(secret),
+      encodeURIComponent(secret).replace(/%20/g, '+'),
+      new URLSearchParams({ s: secret }).toString().slice(2),
+      encodeURIComponent(secret).toLowerCase(),
+    ];
+    for (const echo of echoes) {
+      const line = sanitizeBody(`{"detail":"bad login name=${echo}&x=1"}`, [secret]);
+      expect(line).toBe(`{"detail":"bad login name=${REDACTED}&x=1"}`);
+    }
+  });
+
   it('cuts long bodies', () => {
     const line = sanitizeBody('x'.repeat(5000), [], 50);
     expect(line).toBe(`${'x'.repeat(50)}…`);

@@ -92,6 +92,18 @@ describe('token edge cases', () => {
     expect(s.listingAuthorizations).toEqual(['Bearer access-1', 'Bearer access-1']);
   });
 
+  it.each([null, 0, -60, 'soon', '', true, {}])(
+    'treats expires_in %j as an unknown lifetime, whatever the case of token_type',
+    async (expiresIn) => {
+      const s = await scripted((_grant, n) => issued(n, { expires_in: expiresIn, token_type: 'BEARER' }));
+      const c = connect(s.baseUrl);
+      await drain(c);
+      await drain(c);
+      expect(s.grants).toEqual(['password']);
+      expect(s.listingAuthorizations).toEqual(['Bearer access-1', 'Bearer access-1']);
+    },
+  );
+
   it('retries a token endpoint that fails with 503', async () => {
     const s = await scripted((_grant, n) => (n < 3 ? { status: 503, body: '{"error":"busy"}' } : issued(n)));
     await drain(connect(s.baseUrl));

@@ -1,0 +1,47 @@
+import { closingQuote } from './json-array.js';
+
+/**
+ * The number literals of a JSON object's own keys, as written: `{"price": 12345678901234567.89}` gives
+ * price -> "12345678901234567.89", which JSON.parse would round through a binary double. Keys of nested
+ * objects and arrays are not the object's own and are skipped. `text` must already be known to parse as
+ * JSON; anything but an object gives an empty map. A key written twice keeps its last value, as in
+ * JSON.parse.
+ */
+export function topLevelNumberLiterals(text: string): Map<string, string> {
+  const literals = new Map<string, string>();
+  let depth = 0;
+  let expectingKey = false;
+  let key: string | undefined;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const close = closingQuote(text, i);
+      if (depth === 1 && expectingKey) key = JSON.parse(text.slice(i, close + 1)) as string;
+      expectingKey = false;
+      i = close;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth += 1;
+      expectingKey = depth === 1 && c === OPEN_BRACE;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth -= 1;
+    } else if (c === COMMA && depth === 1) {
+      expectingKey = true;
+    } else if (c === COLON && depth === 1 && key !== undefined) {
+      NUMBER_AFTER_COLON.lastIndex = i + 1;
+      const literal = NUMBER_AFTER_COLON.exec(text)?.[1];
+      if (literal !== undefined) literals.set(key, literal);
+      key = undefined;
+    }
+  }
+  return literals;
+}
+
+const NUMBER_AFTER_COLON = /\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/y;
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
