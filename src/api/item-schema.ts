@@ -126,6 +126,8 @@ export function normaliseItem(json: unknown, raw: string, page: number): Normali
  * its literal text in `raw`: ids past 2^53 would otherwise collide once parsed.
  */
 export function readableId(json: unknown, raw: string): string | null {
+  const given = (json as { id?: unknown } | null)?.id;
+  if (typeof given === 'string') return given === '' ? null : given;
   const exact = withExactNumbers(json, raw);
   if (typeof exact !== 'object' || exact === null) return null;
   const id = (exact as { id?: unknown }).id;

@@ -16,7 +16,7 @@ export function topLevelNumberLiterals(text: string): Map<string, string> {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const close = closingQuote(text, i);
-      if (depth === 1 && expectingKey) key = JSON.parse(text.slice(i, close + 1)) as string;
+      if (depth === 1 && expectingKey) key = keyText(text, i, close);
       expectingKey = false;
       i = close;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
@@ -45,3 +45,9 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
+
+/** The key between the quotes at `open` and `close`; keys rarely hold escapes, so parse only those that do. */
+function keyText(text: string, open: number, close: number): string {
+  const inner = text.slice(open + 1, close);
+  return inner.includes('\\') ? (JSON.parse(text.slice(open, close + 1)) as string) : inner;
+}
