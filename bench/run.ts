@@ -93,6 +93,17 @@ async function main(): Promise<void> {
     const ahead = await readAll(sim.baseUrl, credentials, 4);
     line('client read, one page at a time', `${rate(items, serial)} items/s`, 'baseline B');
     line('client read, 4 pages ahead', `${rate(items, ahead)} items/s`, `${ratio(serial, ahead)}x B`);
+    // Over a network each page waits for a round trip: that is what reading ahead is for.
+    sim.setFaults({ latencyMs: 5 });
+    const serialSlow = await readAll(sim.baseUrl, credentials, 1);
+    const aheadSlow = await readAll(sim.baseUrl, credentials, 4);
+    sim.setFaults({ latencyMs: 0 });
+    line('client read, 5 ms latency, one at a time', `${rate(items, serialSlow)} items/s`, 'baseline D');
+    line(
+      'client read, 5 ms latency, 4 pages ahead',
+      `${rate(items, aheadSlow)} items/s`,
+      `${ratio(serialSlow, aheadSlow)}x D`,
+    );
 
     const config = loadConfig({
       DATA_DIR: dataDir,
