@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CronExpressionParser } from 'cron-parser';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { validateBaseUrl } from './api/http.js';
@@ -218,11 +219,27 @@ function shopFromSources(
     password: secret('MARKETPLACE_PASSWORD', 'password'),
     allowInsecure,
     perPage: envSetting(globalEnv, 'SYNC_PER_PAGE', positiveInt) ?? fromFile.per_page ?? DEFAULTS.perPage,
-    schedule: nonEmpty(globalEnv.SYNC_SCHEDULE) ?? fromFile.schedule ?? DEFAULTS.schedule,
+    schedule: checkSchedule(
+      nonEmpty(globalEnv.SYNC_SCHEDULE) ?? fromFile.schedule ?? DEFAULTS.schedule,
+      globalEnv.SYNC_SCHEDULE ? 'SYNC_SCHEDULE' : `${where}.schedule`,
+    ),
     order: fromFile.order,
     locale: fromFile.locale,
     filters: Object.freeze({ ...(fromFile.filters ?? {}) }),
   });
+}
+
+/** A cron pattern the worker's schedulers will accept (BullMQ reads them with cron-parser too). */
+function checkSchedule(pattern: string, setting: string): string {
+  try {
+    CronExpressionParser.parse(pattern);
+  } catch (error) {
+    throw new ConfigError(
+      setting,
+      `${setting} "${pattern}" is not a valid cron pattern: ${firstLine(error)}.`,
+    );
+  }
+  return pattern;
 }
 
 /** The client's own check of the base URL, reported under the setting the user wrote. */

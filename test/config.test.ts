@@ -110,6 +110,19 @@ describe('loadConfig', () => {
     expect(configError(() => loadConfig({ SHOP_SYNC_CONFIG: unknown }, dir)).message).toContain('base_ur1');
   });
 
+  it('refuses a schedule that is not a cron pattern, naming where it came from', () => {
+    expect(configError(() => loadConfig({ SYNC_SCHEDULE: 'every tuesday' }, dir)).message).toMatch(
+      /^SYNC_SCHEDULE "every tuesday" is not a valid cron pattern: .+\.$/,
+    );
+    const yaml = file('cron.yaml', 'shops:\n  north:\n    schedule: "61 * * * *"\n');
+    expect(configError(() => loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir)).setting).toBe(
+      'shops.north.schedule',
+    );
+    expect(findShop(loadConfig({ SYNC_SCHEDULE: '0 3 * * 1-5' }, dir), undefined).schedule).toBe(
+      '0 3 * * 1-5',
+    );
+  });
+
   it('refuses an empty secret file and a Redis URL that is not one, without echoing the URL', () => {
     expect(configError(() => loadConfig({ REDIS_URL: 'redis//:s3cret@host' }, dir)).message).toBe(
       'REDIS_URL is not a redis:// or rediss:// URL.',

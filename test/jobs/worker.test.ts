@@ -8,7 +8,6 @@ import { enqueueSync, QUEUE_NAME, SCHEDULED_JOB, type ShopJobData, SYNC_JOB } fr
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
 import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/open.js';
@@ -132,17 +131,6 @@ describe('the worker', () => {
     const schedulers = await queue.getJobSchedulers();
     const byId = Object.fromEntries(schedulers.map((s) => [s.id ?? s.key, s.pattern]));
     expect(byId).toEqual({ [schedulerId('north')]: '*/5 * * * *', [schedulerId('south')]: '0 3 * * *' });
-  });
-
-  it('refuses an invalid schedule, naming it, and leaves the schedulers as they were', async () => {
-    await queue.upsertJobScheduler(schedulerId('shop'), { pattern: '0 * * * *' }, { data: { shop: 'shop' } });
-
-    const starting = startWorker(configWith({ SYNC_SCHEDULE: 'every tuesday' }), silentLogger());
-
-    await expect(starting).rejects.toThrow(ConfigError);
-    await expect(starting).rejects.toThrow(/"every tuesday" of shop "shop".*SYNC_SCHEDULE/);
-    const schedulers = await queue.getJobSchedulers();
-    expect(schedulers.map((s) => [s.id ?? s.key, s.pattern])).toEqual([[schedulerId('shop'), '0 * * * *']]);
   });
 
   it('turns a scheduler tick into a sync of its shop, deduplicated with one already queued', async () => {
