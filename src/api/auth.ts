@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, CredentialsError, ProtocolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { isRetryableStatus, parseRetryAfter, type RetryOptions, TransientError, withRetry } from './retry.js';
+import { failedResponse, type RetryOptions, withRetry } from './retry.js';
 import { serverMessage } from './server-message.js';
 import { MemoryTokenStore, type StoredToken, type TokenStore } from './token-store.js';
 
@@ -186,18 +186,10 @@ export class TokenManager {
   private checkTokenResponse(response: HttpResponse, shown: string): HttpResponse {
     if (response.status === 200) return response;
     const detail = serverMessage(response.body, this.secrets());
-    if (isRetryableStatus(response.status)) {
-      throw new TransientError(
-        shown,
-        detail,
-        response.status,
-        parseRetryAfter(response.headers['retry-after']),
-      );
-    }
     if (response.status === 400 || response.status === 401) {
       throw new GrantRefused(response.status, oauthErrorCode(response.body), detail);
     }
-    throw new ApiError(`${shown} failed with HTTP ${response.status}: ${detail}`, false, response.status);
+    throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
   }
 
   private readToken(response: HttpResponse, shown: string, kind: StoredToken['grant']): StoredToken {

@@ -1,8 +1,8 @@
-import { ApiError, CredentialsError } from '../errors.js';
+import { CredentialsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TokenManager } from './auth.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { isRetryableStatus, parseRetryAfter, type RetryOptions, TransientError, withRetry } from './retry.js';
+import { failedResponse, type RetryOptions, withRetry } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { serverMessage } from './server-message.js';
 
@@ -33,15 +33,7 @@ export class AuthorizedRequests {
         return options.read(response, this.tokens.secrets());
       }
       const detail = serverMessage(response.body, this.tokens.secrets());
-      if (isRetryableStatus(response.status)) {
-        throw new TransientError(
-          shown,
-          detail,
-          response.status,
-          parseRetryAfter(response.headers['retry-after']),
-        );
-      }
-      throw new ApiError(`${shown} failed with HTTP ${response.status}: ${detail}`, false, response.status);
+      throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
     });
   }
 

@@ -24,13 +24,15 @@ export function arrayElementTexts(text: string): string[] {
   return elements;
 }
 
-const QUOTE = 0x22;
+/** Character codes of JSON's structural characters, shared with the other scanner of JSON text. */
+export const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
 
 function pushElement(elements: string[], text: string, start: number, end: number): void {
   const element = text.slice(start, end).trim();

@@ -1,4 +1,13 @@
-import { closingQuote } from './json-array.js';
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  closingQuote,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-array.js';
 
 /**
  * The number literals of a JSON object's own keys, as written: `{"price": 12345678901234567.89}` gives
@@ -37,14 +46,6 @@ export function topLevelNumberLiterals(text: string): Map<string, string> {
 }
 
 const NUMBER_AFTER_COLON = /\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/y;
-
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
 
 /** The key between the quotes at `open` and `close`; keys rarely hold escapes, so parse only those that do. */
 function keyText(text: string, open: number, close: number): string {
