@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Change } from '../domain/change.js';
 import type { Item } from '../domain/item.js';
+import { type SqlValue, sqlValue } from '../store/item-row.js';
 import type { RunContents } from './run-contents.js';
 
 /**
@@ -197,31 +198,8 @@ const insertSql = (table: string, fields: readonly string[]) =>
 const ITEM_INSERT = insertSql('items', ITEM_FIELDS);
 const CHANGE_INSERT = insertSql('changes', CHANGE_FIELDS);
 
-type SqlValue = string | number | null;
-
 function itemRow(item: Item): SqlValue[] {
-  return [
-    item.id,
-    item.title,
-    item.price,
-    item.original_price,
-    item.currency,
-    item.quantity,
-    item.published ? 1 : 0,
-    item.created_at,
-    item.url,
-    item.web_url,
-    JSON.stringify(item.photos),
-    JSON.stringify(item.photos_id),
-    item.description,
-    item.raw_description,
-    item.fbcomments,
-    item.shop_id,
-    item.shop_name,
-    item.shop_url,
-    item.shop_image,
-    item.shop_items_url,
-  ];
+  return ITEM_FIELDS.map((field) => sqlValue(item[field]));
 }
 
 function changeRow(change: Change): SqlValue[] {

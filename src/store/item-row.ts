@@ -43,32 +43,16 @@ export function itemHash(item: Item): string {
 /** What SQLite binds for one item column. */
 export type SqlValue = string | number | null;
 
+/** An item field as SQLite keeps it: booleans as 0/1, lists as JSON text, everything else as is. */
+export function sqlValue(value: Item[keyof Item]): SqlValue {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (Array.isArray(value)) return JSON.stringify(value);
+  return value as SqlValue;
+}
+
 /** The item's values in `ITEM_COLUMNS` order, for binding by position. */
 export function itemValues(item: Item, versionHash: string): SqlValue[] {
-  return [
-    item.id,
-    versionHash,
-    item.price,
-    item.original_price,
-    item.quantity,
-    item.published ? 1 : 0,
-    item.title,
-    item.currency,
-    item.created_at,
-    item.url,
-    item.web_url,
-    JSON.stringify(item.photos),
-    JSON.stringify(item.photos_id),
-    item.description,
-    item.raw_description,
-    item.fbcomments,
-    item.shop_id,
-    item.shop_name,
-    item.shop_url,
-    item.shop_image,
-    item.shop_items_url,
-    item.raw,
-  ];
+  return ITEM_COLUMNS.map((column) => (column === 'hash' ? versionHash : sqlValue(item[column])));
 }
 
 /** Where each column sits in a row selected as `ITEM_COLUMNS` in raw (array) mode. */
