@@ -1,4 +1,10 @@
-import { type ListingFilters, MarketplaceClient, type RetryOptions, type TokenStore } from './api/client.js';
+import {
+  type ItemPage,
+  type ListingFilters,
+  MarketplaceClient,
+  type RetryOptions,
+  type TokenStore,
+} from './api/client.js';
 import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
 import { InterruptedError } from './errors.js';
@@ -11,7 +17,7 @@ import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
 import { confirmRemovals } from './store/removals.js';
 import { beginRun, failRun, type RunStart } from './store/runs.js';
-import { stagePage } from './store/staging.js';
+import { type BatchLimits, StagingBatch } from './store/staging.js';
 
 export interface SyncProgress {
   pages: number;
@@ -22,7 +28,7 @@ export interface SyncProgress {
 export interface SyncDeps {
   config: AppConfig;
   log: Logger;
-  /** Aborting stops the run after the current page's checkpoint; a later sync resumes it. */
+  /** Aborting stops the run once the pages read so far are staged; a later sync resumes it. */
   signal?: AbortSignal;
   onProgress?: (progress: SyncProgress) => void;
   /** How hard to retry each marketplace request (the client's defaults within the configured budget otherwise). */
@@ -109,7 +115,6 @@ async function completeRun(
   deps: SyncDeps,
   log: Logger,
 ): Promise<RunCounts & { pages: number }> {
-  const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
   try {
     const query = {
       perPage: shop.perPage,
@@ -117,21 +122,8 @@ async function completeRun(
       locale: shop.locale,
       filters: shop.filters as ListingFilters,
     };
-    for await (const page of client.readItems({ ...query, startPage: start.startPage })) {
-      stagePage(store, start.run, page, () => lease.assertHeld());
-      for (const bad of page.invalid)
-        log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
-      progress.pages += 1;
-      progress.items += page.items.length;
-      progress.invalid += page.invalid.length;
-      log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page staged');
-      deps.onProgress?.({ ...progress });
-      if (deps.signal?.aborted) {
-        throw new InterruptedError(
-          `The sync of shop ${shop.name} was interrupted after page ${page.page}; the next sync resumes from there.`,
-        );
-      }
-    }
+    const batch = new StagingBatch(store, start.run, () => lease.assertHeld(), STAGING_BATCH);
+    await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, shop, deps, log);
     const removals = await confirmRemovals(store, start.run, {
       // Under filters an item may exist yet no longer be listed: only the listing can tell.
       fetchItem: Object.keys(shop.filters).length === 0 ? (url) => client.fetchItem(url) : undefined,
@@ -147,6 +139,57 @@ async function completeRun(
       : error;
     recordFailure(store, start.run, failure, log);
     throw failure;
+  }
+}
+
+/** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */
+const STAGING_BATCH: BatchLimits = { pages: 10, ms: 500 };
+
+/**
+ * Reads the listing into the run's staging. Whatever ends the reading (its end, an abort, a failure),
+ * the pages read so far are staged first, so that a resumed run reads none of them again.
+ */
+async function stageListing(
+  pages: AsyncIterable<ItemPage>,
+  batch: StagingBatch,
+  shop: ShopConfig,
+  deps: SyncDeps,
+  log: Logger,
+): Promise<void> {
+  const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
+  try {
+    for await (const page of pages) {
+      batch.add(page);
+      for (const bad of page.invalid)
+        log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
+      progress.pages += 1;
+      progress.items += page.items.length;
+      progress.invalid += page.invalid.length;
+      log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');
+      deps.onProgress?.({ ...progress });
+      if (deps.signal?.aborted) {
+        batch.flush();
+        throw new InterruptedError(
+          `The sync of shop ${shop.name} was interrupted after page ${page.page}; the next sync resumes from there.`,
+        );
+      }
+    }
+    batch.flush();
+  } catch (error) {
+    stageBeforeFailing(batch, log);
+    throw error;
+  }
+}
+
+/** Stages the pages read before a failure; if that fails too, the original failure still wins. */
+function stageBeforeFailing(batch: StagingBatch, log: Logger): void {
+  try {
+    batch.flush();
+  } catch (error) {
+    log.warn(
+      { err: error },
+      'could not stage the pages read before the failure; the next sync reads them again',
+    );
   }
 }
 

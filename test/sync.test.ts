@@ -138,6 +138,32 @@ describe('runSync against the simulator', () => {
     expect(inspect((s) => withoutRaw(snapshotItems(s, 2)))).toEqual(truthById(sim));
   });
 
+  it('stages every page read before the listing fails, and the next sync resumes after them', async () => {
+    await sync();
+    const truth = sim.mutate({ prices: 3, add: 2, remove: 2 });
+    let read = 0;
+    const failure = sync({
+      retry: { maxAttempts: 1 },
+      onProgress: (p) => {
+        read = p.pages;
+        if (p.pages === 4) sim.setFaults({ rate5xx: 1 });
+      },
+    });
+    await expect(failure).rejects.toThrow(ApiError);
+    sim.setFaults({ rate5xx: 0 });
+    expect(read).toBeGreaterThanOrEqual(4);
+    expect(read).toBeLessThan(12);
+    expect(
+      inspect((s) => [latestCompleteRun(s), getRunDetail(s, 2)?.status, getRunDetail(s, 2)?.checkpoint_page]),
+    ).toEqual([1, 'failed', read]);
+
+    const resumed = await sync();
+    expect(resumed.run).toBe(2);
+    expect(inspect((s) => getRunDetail(s, 2)?.resumed_from_page)).toBe(read + 1);
+    expect(inspect((s) => diffAsTruth(diffRuns(s, 1, 2)))).toEqual(sortedTruth(truth));
+    expect(inspect((s) => withoutRaw(snapshotItems(s, 2)))).toEqual(truthById(sim));
+  });
+
   it('prunes to the configured number of runs after each sync', async () => {
     config = simConfig(sim, temp.dir, { SYNC_PER_PAGE: '25', SYNC_KEEP_RUNS: '2' });
     await sync();

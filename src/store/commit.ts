@@ -13,7 +13,7 @@ export interface RunCounts {
  * Makes a run the latest complete snapshot in one transaction (type-2 versioning): an unchanged item
  * writes nothing, a changed one closes its version and opens the next, an item neither staged nor
  * reported invalid is retired, a new or returning one opens a version. Unchanged items were staged
- * compact (no values, see `stagePage`): only the rows with values are compared and copied. The staged
+ * compact (no values, see `stagePages`): only the rows with values are compared and copied. The staged
  * rows have then served their purpose and are dropped. `guard` runs first inside the transaction (lease check).
  */
 export function commitRun(store: Store, run: number, guard: () => void, now = new Date()): RunCounts {

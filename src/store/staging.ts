@@ -14,26 +14,73 @@ export interface StagedPage {
 export const CONFIRMED_PAGE = 0;
 
 /**
- * Stages one page and moves the run's checkpoint to it in one transaction, so that a resumed run
- * never skips or half-stages a page. An id already staged in this run keeps counting once, with the
- * values read last. `guard` runs inside the transaction (the caller checks it still holds the lease).
+ * Stages pages read in a row and moves the run's checkpoint to the last of them in one transaction, so
+ * that a resumed run never skips or half-stages a page. An id already staged in this run keeps counting
+ * once, with the values read last. `guard` runs inside the transaction (the caller checks it still holds
+ * the lease).
  */
-export function stagePage(
+export function stagePages(
   store: Store,
   run: number,
-  page: StagedPage,
+  pages: readonly StagedPage[],
   guard: () => void,
   now = new Date(),
 ): void {
+  const last = pages.at(-1);
+  if (last === undefined) return;
   const statements = stagingStatements(store.db);
   store.db
     .transaction(() => {
       guard();
-      const fresh = insertItems(statements, run, page.page, page.items);
-      for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
-      statements.checkpoint.run(page.page, fresh, page.invalid.length, now.toISOString(), run);
+      let fresh = 0;
+      let invalid = 0;
+      for (const page of pages) {
+        fresh += insertItems(statements, run, page.page, page.items);
+        for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
+        invalid += page.invalid.length;
+      }
+      statements.checkpoint.run(last.page, pages.length, fresh, invalid, now.toISOString(), run);
     })
     .immediate();
+}
+
+/** When a batch of read pages is staged: once it holds `pages` pages or `ms` have passed since the last. */
+export interface BatchLimits {
+  readonly pages: number;
+  readonly ms: number;
+}
+
+/**
+ * Pages read but not yet staged. Staging several pages per transaction spares writing the same index
+ * pages to the WAL once per page; pages still pending when a process dies are simply read again.
+ */
+export class StagingBatch {
+  private pending: StagedPage[] = [];
+  private flushedAt: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly run: number,
+    private readonly guard: () => void,
+    private readonly limits: BatchLimits,
+  ) {
+    this.flushedAt = Date.now();
+  }
+
+  /** Adds a page, staging the batch when it is full or due. */
+  add(page: StagedPage): void {
+    this.pending.push(page);
+    const due = Date.now() - this.flushedAt >= this.limits.ms;
+    if (due || this.pending.length >= this.limits.pages) this.flush();
+  }
+
+  /** Stages every pending page. They leave the batch first: a failed flush is not repeated, resume reads them again. */
+  flush(): void {
+    const pages = this.pending;
+    this.pending = [];
+    this.flushedAt = Date.now();
+    stagePages(this.store, this.run, pages, this.guard);
+  }
 }
 
 /** Stages items found still present while confirming removals; they are part of the run like any other. */
@@ -121,7 +168,7 @@ function stagingStatements(db: Database.Database): StagingStatements {
     ),
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
-      `UPDATE runs SET checkpoint_page = ?, pages = pages + 1, items = items + ?, invalid = invalid + ?,
+      `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
     countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),

@@ -10,7 +10,7 @@ import type { MutationTruth, SimItem } from '../../src/simulator/types.js';
 import { commitRun } from '../../src/store/commit.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { beginRun } from '../../src/store/runs.js';
-import { stagePage } from '../../src/store/staging.js';
+import { stagePages } from '../../src/store/staging.js';
 
 /** A fresh directory under the OS temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'shop-sync-store-'): { dir: string; cleanup: () => void } {
@@ -54,7 +54,7 @@ export function makeItem(id: string, overrides: Partial<Item> = {}): Item {
 export function commitItems(store: Store, pages: readonly (readonly Item[])[]): number {
   const { run } = beginRun(store, { query: 'test', resumeWindowMinutes: 0 });
   pages.forEach((items, index) => {
-    stagePage(store, run, { page: index + 1, items, invalid: [] }, () => undefined);
+    stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
   });
   commitRun(store, run, () => undefined);
   return run;

@@ -7,7 +7,7 @@ import { commitRun } from '../../src/store/commit.js';
 import { openStore } from '../../src/store/open.js';
 import { beginRun, listRuns } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
-import { stagePage } from '../../src/store/staging.js';
+import { stagePages } from '../../src/store/staging.js';
 import { commitItems, makeItem, tempDir } from './fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -63,7 +63,12 @@ describe('openStore', () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
     const old = openStore(file);
     const { run } = beginRun(old, { query: 'test', resumeWindowMinutes: 0 });
-    stagePage(old, run, { page: 1, items: [makeItem('a', { quantity: 7 })], invalid: [] }, () => undefined);
+    stagePages(
+      old,
+      run,
+      [{ page: 1, items: [makeItem('a', { quantity: 7 })], invalid: [] }],
+      () => undefined,
+    );
     // Version 1 required every item column of a staged row.
     old.db.exec(`
       CREATE TABLE staged_v1 AS SELECT * FROM staged_items;

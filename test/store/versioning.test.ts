@@ -12,7 +12,7 @@ import {
   previousCompleteRun,
 } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
-import { stagePage } from '../../src/store/staging.js';
+import { stagePages } from '../../src/store/staging.js';
 import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -73,8 +73,11 @@ describe('committing runs as type-2 versions', () => {
 
   it('counts an id read twice in one run once, with the values read last', () => {
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    stagePage(store, run, { page: 1, items: [makeItem('a'), makeItem('b')], invalid: [] }, () => undefined);
-    stagePage(store, run, { page: 2, items: [makeItem('b', { quantity: 9 })], invalid: [] }, () => undefined);
+    const pages = [
+      { page: 1, items: [makeItem('a'), makeItem('b')], invalid: [] },
+      { page: 2, items: [makeItem('b', { quantity: 9 })], invalid: [] },
+    ];
+    stagePages(store, run, pages, () => undefined);
     expect(getRun(store, run)).toMatchObject({ status: 'running', items: 2, pages: 2 });
     commitRun(store, run, () => undefined);
     expect(getRun(store, run)).toMatchObject({ items: 2, added: 2 });
@@ -92,7 +95,7 @@ describe('committing runs as type-2 versions', () => {
       [makeItem('a', { quantity: 3 }), makeItem('b')],
     ];
     pages.forEach((items, index) => {
-      stagePage(store, run, { page: index + 1, items, invalid: [] }, () => undefined);
+      stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
     });
     expect(commitRun(store, run, () => undefined)).toEqual({
       items: 2,
@@ -111,7 +114,7 @@ describe('committing runs as type-2 versions', () => {
     commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
-    stagePage(store, run, { page: 1, items: [makeItem('a')], invalid }, () => undefined);
+    stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
     const counts = commitRun(store, run, () => undefined);
     expect(counts).toEqual({ items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
     expect(ids(run)).toEqual(['a', 'b']);
@@ -141,10 +144,10 @@ describe('runs', () => {
   it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', () => {
     const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    stagePage(
+    stagePages(
       store,
       failed,
-      { page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [] },
+      [{ page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [] }],
       () => undefined,
     );
     failRun(store, failed, 'HTTP 503');
@@ -162,8 +165,8 @@ describe('runs', () => {
 
   it('resumes the latest interrupted run within the window, from the page after its checkpoint', () => {
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
-    stagePage(store, run, { page: 1, items: [makeItem('a')], invalid: [] }, () => undefined);
-    stagePage(store, run, { page: 2, items: [makeItem('b')], invalid: [] }, () => undefined);
+    stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
+    stagePages(store, run, [{ page: 2, items: [makeItem('b')], invalid: [] }], () => undefined);
     const resumed = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
     expect(resumed).toEqual({ run, startPage: 3, resumed: true });
     commitRun(store, run, () => undefined);
@@ -176,10 +179,10 @@ describe('runs', () => {
       resumeWindowMinutes: 60,
       now: new Date(Date.now() - 61 * 60_000),
     });
-    stagePage(
+    stagePages(
       store,
       old.run,
-      { page: 1, items: [makeItem('a')], invalid: [] },
+      [{ page: 1, items: [makeItem('a')], invalid: [] }],
       () => undefined,
       new Date(Date.now() - 61 * 60_000),
     );
