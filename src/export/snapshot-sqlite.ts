@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Change } from '../domain/change.js';
-import type { Item } from '../domain/item.js';
+import { type Item, TRACKED_FIELDS } from '../domain/item.js';
 import { type SqlValue, sqlValue } from '../store/item-row.js';
 import type { RunContents } from './run-contents.js';
 
@@ -158,28 +158,8 @@ function batched(db: Database.Database): {
   };
 }
 
-const ITEM_FIELDS = [
-  'id',
-  'title',
-  'price',
-  'original_price',
-  'currency',
-  'quantity',
-  'published',
-  'created_at',
-  'url',
-  'web_url',
-  'photos',
-  'photos_id',
-  'description',
-  'raw_description',
-  'fbcomments',
-  'shop_id',
-  'shop_name',
-  'shop_url',
-  'shop_image',
-  'shop_items_url',
-] as const;
+/** The `items` table's columns: the id and every tracked field (no raw JSON: consumers get values). */
+const ITEM_FIELDS = ['id', ...TRACKED_FIELDS] as const;
 const CHANGE_FIELDS = [
   'id',
   'change',
