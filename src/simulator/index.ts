@@ -1,3 +1,4 @@
+export { NO_FAULTS } from './faults.js';
 export { DEFAULT_CREDENTIALS } from './options.js';
 export { startSimulator } from './server.js';
 export type {

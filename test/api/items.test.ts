@@ -1,21 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketplaceClient } from '../../src/api/client.js';
 import { ApiError, ProtocolError } from '../../src/errors.js';
-import { type Faults, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { NO_FAULTS, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { byId, clientFor, readAll, withoutRaw } from './helpers.js';
-
-const NO_FAULTS: Faults = {
-  rate429: 0,
-  retryAfter: 0,
-  rate5xx: 0,
-  dropRate: 0,
-  latencyMs: 0,
-  malformedRate: 0,
-  shortPageRate: 0,
-  refreshDeadEnd: false,
-  ignorePage: false,
-  moving: null,
-};
 
 let sim: Simulator;
 let client: MarketplaceClient;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
@@ -38,18 +38,7 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     const summary = JSON.parse(first.stdout);
-    expect(Object.keys(summary)).toEqual([
-      'shop',
-      'run',
-      'status',
-      'pages',
-      'items',
-      'added',
-      'updated',
-      'removed',
-      'invalid',
-      'duration_ms',
-    ]);
+    expect(Object.keys(summary)).toEqual(SYNC_JSON_KEYS);
     expect(summary).toMatchObject({
       shop: 'shop',
       run: 1,

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
@@ -108,18 +108,7 @@ describe('shop-sync worker and trigger', () => {
 
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout);
-    expect(Object.keys(summary)).toEqual([
-      'shop',
-      'run',
-      'status',
-      'pages',
-      'items',
-      'added',
-      'updated',
-      'removed',
-      'invalid',
-      'duration_ms',
-    ]);
+    expect(Object.keys(summary)).toEqual(SYNC_JSON_KEYS);
     expect(summary).toMatchObject({ shop: 'shop', run: 1, status: 'complete', items: 300, added: 300 });
     expect(result.stderr).toMatch(/^Queued a sync of shop shop \(job .+\)\. Waiting for it to finish\.\n$/);
 

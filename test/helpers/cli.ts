@@ -37,3 +37,17 @@ export function runCli(
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
+
+/** The keys of `sync --json` and `trigger --wait --json`, in the contract's order. */
+export const SYNC_JSON_KEYS = [
+  'shop',
+  'run',
+  'status',
+  'pages',
+  'items',
+  'added',
+  'updated',
+  'removed',
+  'invalid',
+  'duration_ms',
+];
