@@ -4,7 +4,30 @@
  * the edge, into an exit code or a job outcome.
  */
 
+/**
+ * Stable machine codes, one per kind of failure: logs (field `code`), job failures and metrics group by
+ * them without parsing messages. Written once here; add a code rather than reuse one that means something else.
+ */
+export const ERROR_CODES = [
+  'CONFIG_INVALID',
+  'USAGE_INVALID',
+  'CREDENTIALS_REJECTED',
+  'MARKETPLACE_UNREACHABLE',
+  'MARKETPLACE_REFUSED',
+  'MARKETPLACE_PROTOCOL',
+  'STORE_FAILED',
+  'STORE_LOCKED',
+  'SYNC_BUSY',
+  'INTERRUPTED',
+  'QUEUE_UNAVAILABLE',
+  'JOB_FAILED',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export abstract class ShopSyncError extends Error {
+  /** What kind of failure this is, for machines; the message is for people. */
+  abstract readonly code: ErrorCode;
   /** Whether trying the same work again later may succeed. */
   abstract readonly retryable: boolean;
   /** 1: the work failed; 2: the user asked for something that cannot be done as asked. */
@@ -18,6 +41,7 @@ export abstract class ShopSyncError extends Error {
 
 /** A setting is missing or invalid. `setting` names it as the user wrote it (env var or file key). */
 export class ConfigError extends ShopSyncError {
+  readonly code = 'CONFIG_INVALID';
   readonly retryable = false;
   readonly exitCode = 2;
   constructor(
@@ -30,12 +54,14 @@ export class ConfigError extends ShopSyncError {
 
 /** A command line that cannot be run as written (unknown run, bad flag value). */
 export class UsageError extends ShopSyncError {
+  readonly code = 'USAGE_INVALID';
   readonly retryable = false;
   readonly exitCode = 2;
 }
 
 /** The marketplace refused the application's or the shop owner's credentials. Never retried. */
 export class CredentialsError extends ShopSyncError {
+  readonly code = 'CREDENTIALS_REJECTED';
   readonly retryable = false;
   readonly exitCode = 1;
   constructor(
@@ -46,9 +72,13 @@ export class CredentialsError extends ShopSyncError {
   }
 }
 
-/** An HTTP exchange with the marketplace failed. `status` is absent for network failures. */
+/**
+ * An HTTP exchange with the marketplace failed. `status` is absent for network failures. Retryable
+ * failures (network, 429, 5xx) mean the marketplace could not be reached; the others that it refused.
+ */
 export class ApiError extends ShopSyncError {
   readonly exitCode = 1;
+  readonly code: ErrorCode;
   constructor(
     message: string,
     readonly retryable: boolean,
@@ -56,18 +86,24 @@ export class ApiError extends ShopSyncError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.code = retryable ? 'MARKETPLACE_UNREACHABLE' : 'MARKETPLACE_REFUSED';
   }
 }
 
 /** The marketplace answered, but not in a way that can be read safely (loops, malformed pages). */
 export class ProtocolError extends ShopSyncError {
+  readonly code = 'MARKETPLACE_PROTOCOL';
   readonly retryable = false;
   readonly exitCode = 1;
 }
 
-/** The SQLite store or a feed file could not be read or written. `path` names the file. */
+/**
+ * The SQLite store or a feed file could not be read or written. `path` names the file. A retryable
+ * store error is one another process holds locked (STORE_LOCKED): it goes away when that process is done.
+ */
 export class StoreError extends ShopSyncError {
   readonly exitCode = 1;
+  readonly code: ErrorCode;
   constructor(
     message: string,
     readonly path: string,
@@ -75,17 +111,20 @@ export class StoreError extends ShopSyncError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.code = retryable ? 'STORE_LOCKED' : 'STORE_FAILED';
   }
 }
 
 /** Another sync of the same shop holds the shop's lease. Retryable: it will finish. */
 export class SyncBusyError extends ShopSyncError {
+  readonly code = 'SYNC_BUSY';
   readonly retryable = true;
   readonly exitCode = 1;
 }
 
 /** The work was stopped on request (SIGINT/SIGTERM) at a safe point; running it again resumes it. */
 export class InterruptedError extends ShopSyncError {
+  readonly code = 'INTERRUPTED';
   readonly retryable = true;
   readonly exitCode = 1;
 }
