@@ -11,7 +11,7 @@ import type { Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
 import { type CliIO, commandContext } from '../io.js';
-import { formatTable } from '../table.js';
+import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './options.js';
 import { openExistingStore, readableShop } from './shop-store.js';
@@ -125,13 +125,21 @@ function* tableLines(diff: DiffOutput): Generator<string> {
     rows.push([
       change.change,
       change.id,
-      change.title,
+      titleCell(change),
       change.fields.join(', '),
       ...(['price', 'quantity', 'published'] as const).map((field) => beforeAfter(change, field)),
     ]);
   }
   yield `Shop ${diff.shop}: run ${diff.from} -> run ${diff.to}, ${rows.length} changes.`;
-  if (rows.length > 0) yield* formatTable(header, rows);
+  if (rows.length > 0) yield* formatTable(header, rows, [40, 40, TITLE_WIDTH * 2 + 4]);
+}
+
+const TITLE_WIDTH = 30;
+
+/** The title, or for a renamed item the old and the new one, each shortened alone so both show. */
+function titleCell(change: Change): string {
+  if (!change.fields.includes('title') || !change.before || !change.after) return change.title;
+  return `${shorten(change.before.title, TITLE_WIDTH)} -> ${shorten(change.after.title, TITLE_WIDTH)}`;
 }
 
 function beforeAfter(change: Change, field: 'price' | 'quantity' | 'published'): string {
