@@ -35,7 +35,12 @@ export function createLogger(
 function prettyStream(destination: pino.DestinationStream, colorize: boolean): pino.DestinationStream {
   // Loaded only for pretty logs: machine-read logs do not pay for it at start-up.
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
-  const pretty = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  const pretty = prettyFactory({
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    singleLine: true,
+  });
   return { write: (line: string) => destination.write(pretty(line)) };
 }
 
