@@ -114,7 +114,7 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
     const none = await cli('diff');
     expect([none.code, none.stderr]).toEqual([
       1,
-      'shop-sync: A diff needs two complete runs; shop shop has 0 complete runs.\n',
+      `shop-sync: A diff needs two complete runs; shop shop has 0 complete runs (no store in DATA_DIR ${temp.dir}).\n`,
     ]);
     await cli('sync');
     const one = await cli('diff');

@@ -14,7 +14,7 @@ import { type CliIO, commandContext } from '../io.js';
 import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './options.js';
-import { openExistingStore, readableShop } from './shop-store.js';
+import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 type DiffFormat = 'table' | 'csv' | 'json';
 
@@ -43,7 +43,13 @@ export function diffCommand(io: CliIO): Command {
       const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       try {
-        const [from, to] = chooseRuns(store, shop, flags, shopPaths(config.dataDir, shop).store);
+        const [from, to] = chooseRuns(
+          store,
+          shop,
+          flags,
+          shopPaths(config.dataDir, shop).store,
+          noStoreNote(config),
+        );
         const changes = diffRuns(store as Store, from, to);
         const write = (out: NodeJS.WritableStream) =>
           writeDiff(out, flags.format, { shop, from, to, changes });
@@ -61,6 +67,7 @@ function chooseRuns(
   shop: string,
   flags: DiffFlags,
   file: string,
+  noStore: string,
 ): [number, number] {
   const to = flags.to ?? (store && latestCompleteRun(store));
   const from = flags.from ?? (store && to != null ? previousCompleteRun(store, to) : null);
@@ -69,8 +76,9 @@ function chooseRuns(
     throw new StoreError(`Shop ${shop} has no complete run before run ${flags.to} to compare it with.`, file);
   }
   const complete = store ? completeRunCount(store) : 0;
+  const where = store ? '' : ` (${noStore})`;
   throw new StoreError(
-    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}.`,
+    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}${where}.`,
     file,
   );
 }
