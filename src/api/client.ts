@@ -1,7 +1,7 @@
 import type { Item } from '../domain/item.js';
 import { ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { TokenManager } from './auth.js';
+import { ENV_SETTING_NAMES, type SettingNames, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
@@ -12,6 +12,7 @@ import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
+export type { SettingNames } from './auth.js';
 export type { ItemPage } from './items.js';
 export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
 export type { RetryOptions } from './retry.js';
@@ -29,7 +30,24 @@ export interface MarketplaceOptions {
   readonly retry?: Partial<RetryOptions>;
   readonly tokenStore?: TokenStore;
   readonly logger?: Logger;
+  /** Client-wide stop: reaches HTTP requests, retry sleeps and token renewals; once aborted every
+   * pending and later call rejects with InterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly events?: MarketplaceEvents;
+  /** The credential settings as the user wrote them, named by messages about rejected credentials. */
+  readonly settingNames?: SettingNames;
+  /** Requests in flight at most (SYNC_MAX_IN_FLIGHT): the connection pool allows that many and one for a login. */
+  readonly maxInFlight?: number;
 }
+
+/** What the client saw, for metrics: every marketplace response status ('network' for a failure
+ * without one) and every token obtained, by grant. */
+export interface MarketplaceEvents {
+  response?(status: number | 'network'): void;
+  token?(grant: 'password' | 'refresh_token'): void;
+}
+
+const DEFAULT_MAX_IN_FLIGHT = 8;
 
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
 
@@ -46,7 +64,10 @@ export class MarketplaceClient {
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
+      connections: (options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) + 1,
+      events: options.events,
     });
+    const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
     const tokens = new TokenManager({
       http: this.http,
       credentials: {
@@ -55,11 +76,18 @@ export class MarketplaceClient {
         username: options.username,
         password: options.password,
       },
-      retry,
       logger,
       store: options.tokenStore,
+      signal: options.signal,
+      events: options.events,
+      settingNames,
     });
-    this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
+    this.requests = new AuthorizedRequests(this.http, tokens, {
+      retry,
+      logger,
+      signal: options.signal,
+      settingNames,
+    });
   }
 
   /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */

@@ -16,8 +16,8 @@ export interface StoredToken {
 export interface TokenStore {
   get(): Promise<StoredToken | undefined>;
   set(token: StoredToken): Promise<void>;
-  /** Runs `fn` while no other renewal of this store runs. */
-  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` while no other renewal of this store runs; `signal` gives up the wait (rejecting with its reason). */
+  withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /** The token store of a single process (a one-off `sync`). */
@@ -33,12 +33,27 @@ export class MemoryTokenStore implements TokenStore {
     this.token = token;
   }
 
-  withLock<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn, fn);
+  withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    // A caller that gave up waiting does not run when its turn comes.
+    const turn = () => {
+      signal?.throwIfAborted();
+      return fn();
+    };
+    const run = this.tail.then(turn, turn);
     this.tail = run.then(
       () => undefined,
       () => undefined,
     );
-    return run;
+    return signal ? untilAborted(run, signal) : run;
   }
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
