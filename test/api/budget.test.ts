@@ -43,8 +43,10 @@ function reason(result: PromiseSettledResult<unknown>): Error {
 
 describe('one retry budget per request', () => {
   it('keeps trying a refused connection until the budget is spent, not until a count of attempts', async () => {
+    const seen: Array<number | 'network'> = [];
     client = scriptedClient(await refusingBaseUrl(), {
       retry: { budgetMs: 2_000, baseDelayMs: 1, maxDelayMs: 50, maxAttempts: Number.POSITIVE_INFINITY },
+      events: { response: (status) => seen.push(status) },
     });
     const c = client;
     const { result, ms } = await timed(() => readAll(c));
@@ -55,6 +57,8 @@ describe('one retry budget per request', () => {
     );
     // Spent: no retry is left out while a useful attempt still fits (the last leaves a tenth unused).
     expect(ms).toBeGreaterThanOrEqual(1_700);
+    const attempts = Number(/after (\d+) attempts/.exec(error.message)?.[1]);
+    expect(seen).toEqual(Array.from({ length: attempts }, () => 'network'));
     expect(ms).toBeLessThanOrEqual(2_000 + SLACK_MS);
   });
 

@@ -63,7 +63,7 @@ describe('the client-wide stop signal', () => {
 
   it('ends a token renewal and every request waiting for it, and refuses later calls without a request', async () => {
     // The token endpoint never answers: one request logs in, the others wait for its renewal.
-    server = await startScripted((r) => (isToken(r) ? new Promise(() => {}) : { status: 500 }));
+    server = await startScripted((r) => (isToken(r) ? new Promise<never>(() => undefined) : { status: 500 }));
     const stop = new AbortController();
     client = scriptedClient(server.baseUrl, { signal: stop.signal, retry: PATIENT });
     const c = client;
