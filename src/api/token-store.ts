@@ -34,9 +34,11 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    // A caller that gave up waiting does not run when its turn comes.
+    let started = false;
+    // A caller that gave up waiting does not run when its turn comes; once running, `fn` answers for itself.
     const turn = () => {
       signal?.throwIfAborted();
+      started = true;
       return fn();
     };
     const run = this.tail.then(turn, turn);
@@ -44,16 +46,13 @@ export class MemoryTokenStore implements TokenStore {
       () => undefined,
       () => undefined,
     );
-    return signal ? untilAborted(run, signal) : run;
+    if (!signal) return run;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        if (!started) reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
-}
-
-/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
