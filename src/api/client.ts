@@ -55,10 +55,13 @@ export type ReadItemsQuery = ListingQuery & PageReadOptions;
 export class MarketplaceClient {
   private readonly http: HttpClient;
   private readonly requests: AuthorizedRequests;
+  private readonly baseUrlSetting: string;
 
   constructor(options: MarketplaceOptions) {
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
+    const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
+    this.baseUrlSetting = settingNames.baseUrl;
     this.http = new HttpClient({
       baseUrl: options.baseUrl,
       allowInsecure: options.allowInsecure,
@@ -66,8 +69,8 @@ export class MarketplaceClient {
       maxResponseBytes: options.maxResponseBytes,
       connections: (options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) + 1,
       events: options.events,
+      baseUrlSetting: settingNames.baseUrl,
     });
-    const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
     const tokens = new TokenManager({
       http: this.http,
       credentials: {
@@ -116,7 +119,7 @@ export class MarketplaceClient {
     if (path === undefined) {
       const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });
       throw new ProtocolError(
-        `Refusing to fetch ${shownUrl}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
+        `Refusing to fetch ${shownUrl}: it is not below ${this.baseUrlSetting}, and the token must not be sent elsewhere.`,
       );
     }
     const shown = `GET ${sanitizeUrl(path)}`;

@@ -32,6 +32,8 @@ export interface HttpOptions {
   /** Sockets kept open to the marketplace; read-ahead uses one per page in flight. */
   readonly connections?: number;
   readonly events?: HttpEvents;
+  /** The base URL's setting as the user wrote it, for messages. */
+  readonly baseUrlSetting?: string;
 }
 
 /** What the marketplace answered, for metrics: each status as it arrives, or 'network' for a failure without one. */
@@ -109,6 +111,7 @@ export class HttpClient {
   private readonly maxResponseBytes: number;
   private readonly totalMs: number;
   private readonly events: HttpEvents;
+  private readonly baseUrlSetting: string;
   private closing: Promise<void> | undefined;
 
   constructor(options: HttpOptions) {
@@ -118,6 +121,7 @@ export class HttpClient {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.totalMs = timeouts.totalMs;
     this.events = options.events ?? {};
+    this.baseUrlSetting = options.baseUrlSetting ?? 'MARKETPLACE_BASE_URL';
     this.pool = new Pool(this.baseUrl.origin, {
       connections: options.connections ?? 8,
       connectTimeout: timeouts.connectMs,
@@ -206,7 +210,7 @@ export class HttpClient {
     const target = typeof location === 'string' ? URL.parse(location, requested.href) : null;
     const where = target ? ` to ${sanitizeUrl(target, { pathOnly: false })}` : '';
     return new ApiError(
-      `${shown} was redirected (HTTP ${status})${where}; redirects are not followed so that credentials stay with MARKETPLACE_BASE_URL`,
+      `${shown} was redirected (HTTP ${status})${where}; redirects are not followed so that credentials stay with ${this.baseUrlSetting}`,
       false,
       status,
     );

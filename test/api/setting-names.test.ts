@@ -66,4 +66,12 @@ describe('messages about rejected credentials name the settings as the user wrot
       'GET /v1/sell/shop/items?page=1 was refused with HTTP 401 even with a token freshly issued for the shop owner (shops.north.username).',
     );
   });
+
+  it('names the base URL’s setting when refusing to send the token elsewhere', async () => {
+    const s = await refusingLogin('invalid_grant');
+    client = scriptedClient(s.baseUrl, { settingNames: FROM_FILE });
+    await expect(client.fetchItem('https://elsewhere.example.com/v1/items/1')).rejects.toThrow(
+      'Refusing to fetch https://elsewhere.example.com/v1/items/1: it is not below shops.north.base_url, and the token must not be sent elsewhere.',
+    );
+  });
 });
