@@ -1,9 +1,9 @@
 import type { Item } from '../domain/item.js';
 import { ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { ENV_SETTING_NAMES, type SettingNames, TokenManager } from './auth.js';
+import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
-import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
+import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
 import { type ItemPage, type PageReadOptions, readPages } from './items.js';
 import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
@@ -42,10 +42,7 @@ export interface MarketplaceOptions {
 
 /** What the client saw, for metrics: every marketplace response status ('network' for a failure
  * without one) and every token obtained, by grant. */
-export interface MarketplaceEvents {
-  response?(status: number | 'network'): void;
-  token?(grant: 'password' | 'refresh_token'): void;
-}
+export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
 const DEFAULT_MAX_IN_FLIGHT = 8;
 
