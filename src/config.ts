@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ENV_SETTING_NAMES, type SettingNames } from './api/auth.js';
 import { validateBaseUrl } from './api/http.js';
 import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from './api/listing-query.js';
 import { ConfigError } from './errors.js';
@@ -13,14 +14,16 @@ import { ConfigError } from './errors.js';
  * credentials are only located here; `requireConnection` reads them when that shop is used.
  */
 
-/** The settings a sync needs to reach the marketplace, each with its environment variable. */
-const CONNECTION = [
-  { key: 'baseUrl', env: 'MARKETPLACE_BASE_URL', fileKey: 'base_url' },
-  { key: 'clientId', env: 'MARKETPLACE_CLIENT_ID', fileKey: 'client_id' },
-  { key: 'clientSecret', env: 'MARKETPLACE_CLIENT_SECRET', fileKey: 'client_secret' },
-  { key: 'username', env: 'MARKETPLACE_USERNAME', fileKey: 'username' },
-  { key: 'password', env: 'MARKETPLACE_PASSWORD', fileKey: 'password' },
-] as const;
+/** The settings a sync needs to reach the marketplace: each one's environment variable and file key. */
+const CONNECTION = (
+  [
+    { key: 'baseUrl', fileKey: 'base_url' },
+    { key: 'clientId', fileKey: 'client_id' },
+    { key: 'clientSecret', fileKey: 'client_secret' },
+    { key: 'username', fileKey: 'username' },
+    { key: 'password', fileKey: 'password' },
+  ] as const
+).map((setting) => ({ ...setting, env: ENV_SETTING_NAMES[setting.key] }));
 
 /** The environment variables a sync of the environment's shop needs (each also as `NAME_FILE`). */
 export const CONNECTION_VARIABLES: readonly string[] = CONNECTION.map((setting) => setting.env);
@@ -28,8 +31,7 @@ export const CONNECTION_VARIABLES: readonly string[] = CONNECTION.map((setting) 
 type ConnectionKey = (typeof CONNECTION)[number]['key'];
 type CredentialKey = Exclude<ConnectionKey, 'baseUrl'>;
 
-/** Each connection setting's name as the user wrote it: `MARKETPLACE_PASSWORD`, `shops.north.password_file`. */
-export type SettingNames = Readonly<Record<ConnectionKey, string>>;
+export type { SettingNames };
 
 /** Where one credential comes from: a value, or a file read when the shop is used. */
 export interface CredentialSource {
@@ -295,7 +297,7 @@ export function shopWithCredentials(
       username: { value: credentials.username },
       password: { value: credentials.password },
     }),
-    settingNames: envSettingNames(),
+    settingNames: ENV_SETTING_NAMES,
     allowInsecure: false,
     perPage: DEFAULTS.perPage,
     schedule: DEFAULTS.schedule,
@@ -324,7 +326,7 @@ function shopFromSources(
   globalEnv: Env,
   cwd: string,
 ): ShopConfig {
-  const names: Record<string, string> = {};
+  const names = {} as Record<ConnectionKey, string>;
   const sources: Record<string, CredentialSource | undefined> = {};
   for (const { key, env: envName, fileKey } of CONNECTION) {
     const located = locate(envName, fileKey, env, fromFile, cwd);
@@ -349,7 +351,7 @@ function shopFromSources(
     name,
     baseUrl: baseUrl?.replace(/\/+$/, ''),
     credentials: Object.freeze(credentials) as ShopConfig['credentials'],
-    settingNames: Object.freeze(names) as SettingNames,
+    settingNames: Object.freeze(names),
     allowInsecure,
     perPage: envSetting(globalEnv, 'SYNC_PER_PAGE', perPage) ?? fromFile?.shop.per_page ?? DEFAULTS.perPage,
     schedule: checkSchedule(
@@ -389,10 +391,6 @@ function locate(
     return { setting: fileSetting, source: { file: path.resolve(fromFile.dir, secretFile) } };
   const secret = fileKey === 'client_secret' || fileKey === 'password';
   return { setting: secret ? fileSetting : `${fromFile.where}.${fileKey}`, source: undefined };
-}
-
-function envSettingNames(): SettingNames {
-  return Object.freeze(Object.fromEntries(CONNECTION.map(({ key, env }) => [key, env]))) as SettingNames;
 }
 
 /** A cron pattern the worker's schedulers will accept (BullMQ reads them with cron-parser too). */

@@ -1,14 +1,12 @@
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
 import type { LogFormat } from './config.js';
-import { camelCase, SECRET_NAMES } from './secrets.js';
+import { REDACTED, SECRET_NAMES } from './secrets.js';
 
 export type { Logger };
 
 /** Paths pino blanks out wherever they appear in a log object: secrets never reach a log line. */
-const REDACTED_PATHS = [...new Set(SECRET_NAMES.flatMap((name) => [name, camelCase(name)]))].flatMap(
-  (name) => [name, `*.${name}`],
-);
+const REDACTED_PATHS = [...SECRET_NAMES, 'headers.authorization', ...SECRET_NAMES.map((name) => `*.${name}`)];
 
 export interface LogOptions {
   /** `json`: one object a line, for machines; `pretty`: a readable line with the local time. */
@@ -25,7 +23,7 @@ export function createLogger(
 ): Logger {
   const out =
     options.format === 'pretty' ? prettyStream(destination, options.colorize ?? false) : destination;
-  return pino({ level, base: undefined, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, out);
+  return pino({ level, base: undefined, redact: { paths: REDACTED_PATHS, censor: REDACTED } }, out);
 }
 
 /**

@@ -35,7 +35,7 @@ export function checkCommand(io: CliIO): Command {
       // Every shop checked gets its line, a failed one too; the command then fails as the check did.
       const checkAndPrint = async (shop: ShopConfig) => {
         try {
-          print(await checkShop(shop, config.retryBudgetSeconds, log));
+          print(await checkShop(shop, config.retryBudgetSeconds, log, io.signal));
         } catch (error) {
           if (error instanceof Error) print(failure(shop, error));
           throw error;
@@ -45,12 +45,18 @@ export function checkCommand(io: CliIO): Command {
     });
 }
 
-async function checkShop(shop: ShopConfig, budgetSeconds: number, log: Logger): Promise<CheckResult> {
+async function checkShop(
+  shop: ShopConfig,
+  budgetSeconds: number,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<CheckResult> {
   const connection = requireConnection(shop);
   const client = new MarketplaceClient({
     ...connection,
     logger: log.child({ shop: shop.name }),
     retry: { budgetMs: budgetSeconds * 1000 },
+    signal,
   });
   try {
     const page = await client.firstPage({
