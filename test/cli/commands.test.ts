@@ -167,6 +167,8 @@ describe('shop-sync check', () => {
       ['good', true],
       ['broken', false],
     ]);
+    // The rejected login is named by the settings as the file spells them.
+    expect(lines[1]?.error).toContain('(shops.broken.username / shops.broken.password)');
     expect(result.stderr).toBe('shop-sync: 1 of 2 shops failed: broken.\n');
   });
 });
