@@ -116,6 +116,10 @@ describe('settings a user gets wrong', () => {
     expect(runs.stdout).toBe(
       `Shop good has no runs yet (no store in DATA_DIR ${path.join(temp.dir, 'stores')}).\n`,
     );
+    const prune = await runCli(['prune', '--shop', 'good', '--keep', '1'], { SHOP_SYNC_CONFIG: config }, '/');
+    expect(prune.stdout).toBe(
+      `Shop good has no runs yet (no store in DATA_DIR ${path.join(temp.dir, 'stores')}): nothing to prune.\n`,
+    );
     const sync = await runCli(
       ['sync', '--shop', 'broken'],
       { SHOP_SYNC_CONFIG: config, LOG_LEVEL: 'silent' },
