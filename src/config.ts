@@ -94,7 +94,7 @@ export function isShopName(name: string): boolean {
 
 /** The largest page size shop-sync asks for: a bigger one only makes each failed request cost more. */
 export const MAX_PER_PAGE = 1000;
-export const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 64;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const LOG_FORMATS = ['json', 'pretty'] as const;
 /** The documented values of on/off settings; anything else (`yes`, `on`) is a mistake worth reporting. */
@@ -339,7 +339,7 @@ function shopFromSources(
   const baseUrl = baseUrlSource?.value;
   if (baseUrl !== undefined) {
     validateBaseUrl(baseUrl, allowInsecure, {
-      baseUrl: names.baseUrl as string,
+      baseUrl: names.baseUrl,
       allowInsecure:
         fromFile && allowInsecureEnv === undefined
           ? `${fromFile.where}.allow_insecure: true`
@@ -378,7 +378,8 @@ function locate(
 ): { setting: string; source: CredentialSource | undefined } {
   const value = nonEmpty(env[envName]);
   if (value !== undefined) return { setting: envName, source: { value } };
-  const envFile = nonEmpty(env[`${envName}_FILE`]);
+  // Only the credentials may come from files: the base URL is not a secret.
+  const envFile = fileKey === 'base_url' ? undefined : nonEmpty(env[`${envName}_FILE`]);
   if (envFile !== undefined)
     return { setting: `${envName}_FILE`, source: { file: path.resolve(cwd, envFile) } };
   if (!fromFile) return { setting: envName, source: undefined };
