@@ -19,7 +19,11 @@ import { confirmRemovals } from './store/removals.js';
 import { beginRun, failRun, type RunStart } from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
 
+/** What a sync is doing: reading pages, confirming removals, committing, writing feeds. */
+export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
+
 export interface SyncProgress {
+  phase: SyncPhase;
   pages: number;
   items: number;
   invalid: number;
@@ -156,7 +160,7 @@ async function stageListing(
   deps: SyncDeps,
   log: Logger,
 ): Promise<void> {
-  const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
+  const progress: SyncProgress = { phase: 'reading', pages: 0, items: 0, invalid: 0 };
   try {
     for await (const page of pages) {
       batch.add(page);
