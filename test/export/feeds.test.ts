@@ -6,6 +6,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -250,6 +251,35 @@ describe('writeFeeds after each complete sync', () => {
     const legacy = readdirSync(paths.dir).filter((name) => name.startsWith('.feeds-legacy-'));
     expect(legacy).toHaveLength(1);
     expect(readdirSync(path.join(paths.dir, legacy[0] as string))).toEqual(['notes.txt']);
+  });
+
+  it('reuses the previous feed content when nothing changed, and rebuilds it when something did', async () => {
+    await sync();
+    const first = { csv: statSync(paths.inventoryCsv).ino, snapshot: readFileSync(paths.snapshotSqlite) };
+
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).toBe(first.csv);
+    expect(readCsv(paths.changesCsv)).toEqual([CHANGES_HEADER.split(',')]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT run, previous_run FROM meta')).toEqual([
+      { run: 2, previous_run: 1 },
+    ]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM items ORDER BY id')).toEqual(
+      truthById(sim).map(asSnapshotRow),
+    );
+    expect(readFileSync(paths.snapshotSqlite)).not.toEqual(first.snapshot);
+
+    sim.mutate({ quantities: 1 });
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).not.toBe(first.csv);
+    expect(readCsvRecords(paths.inventoryCsv)).toEqual(truthById(sim).map(inventoryRecord));
+    const changed = statSync(paths.inventoryCsv).ino;
+
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).toBe(changed);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT count(*) AS n FROM changes')).toEqual([{ n: 0 }]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM items ORDER BY id')).toEqual(
+      truthById(sim).map(asSnapshotRow),
+    );
   });
 
   it('leaves the store connection free for the sync while it streams a large snapshot', async () => {
