@@ -29,6 +29,11 @@ export interface ItemField {
   readonly csv?: { readonly column: string; readonly text: boolean; readonly position: number };
   /** Its `snapshot.sqlite` columns: a decimal is a REAL for queries beside its exact `_text`. */
   readonly snapshot: readonly SnapshotColumn[];
+  /**
+   * Where `snapshot.sqlite` keeps it: the shop's details, the same on every item of a shop, once per
+   * shop in `shops` (keyed by `shop_id`) rather than on every row of `items`.
+   */
+  readonly table: 'items' | 'shops';
   /** Whether a change of it makes a new version (every field but the identity). */
   readonly tracked: boolean;
 }
@@ -45,7 +50,7 @@ const asNumber = (value: Item[keyof Item]): SqlValue => (value === null ? null :
 function field(
   name: ItemField['name'],
   kind: FieldKind,
-  options: { nullable?: boolean; csv?: number; tracked?: boolean } = {},
+  options: { nullable?: boolean; csv?: number; tracked?: boolean; perShop?: boolean } = {},
 ): ItemField {
   const nullable = options.nullable ?? false;
   const sqlType = kind === 'integer' || kind === 'boolean' ? 'INTEGER' : 'TEXT';
@@ -66,6 +71,7 @@ function field(
       ? {}
       : { csv: { column: name, text: kind === 'text' || kind === 'list', position: options.csv } }),
     snapshot: Object.freeze(snapshot),
+    table: options.perShop ? 'shops' : 'items',
     tracked: options.tracked ?? true,
   });
 }
@@ -87,10 +93,10 @@ export const ITEM_FIELDS: readonly ItemField[] = Object.freeze([
   field('raw_description', 'text', { nullable: true }),
   field('fbcomments', 'text', { nullable: true }),
   field('shop_id', 'text', { csv: 12 }),
-  field('shop_name', 'text'),
-  field('shop_url', 'text'),
-  field('shop_image', 'text', { nullable: true }),
-  field('shop_items_url', 'text'),
+  field('shop_name', 'text', { perShop: true }),
+  field('shop_url', 'text', { perShop: true }),
+  field('shop_image', 'text', { nullable: true, perShop: true }),
+  field('shop_items_url', 'text', { perShop: true }),
 ]);
 
 /** Looks a field up by name (every name is in the table). */

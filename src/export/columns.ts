@@ -1,6 +1,6 @@
 import type { Change } from '../domain/change.js';
 import type { Item } from '../domain/item.js';
-import { ITEM_FIELDS, itemField, type SqlValue } from '../domain/item-fields.js';
+import { ITEM_FIELDS, type ItemField, itemField, type SqlValue } from '../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
 export type CellValue = string | number | boolean | null;
@@ -90,9 +90,18 @@ export const CHANGE_TABLE_COLUMNS: readonly TableColumn<Change>[] = Object.freez
   CHANGE_COLUMNS.flatMap((c) => c.snapshot),
 );
 
-/** `snapshot.sqlite`'s `items` table: every item field's columns (no raw JSON: consumers get values). */
-export const ITEM_TABLE_COLUMNS: readonly TableColumn<Item>[] = Object.freeze(
-  ITEM_FIELDS.flatMap((field) =>
-    field.snapshot.map((s) => ({ ...s, value: (item: Item) => s.value(item[field.name]) })),
-  ),
-);
+const tableColumns = (fields: readonly ItemField[]): readonly TableColumn<Item>[] =>
+  Object.freeze(
+    fields.flatMap((field) =>
+      field.snapshot.map((s) => ({ ...s, value: (item: Item) => s.value(item[field.name]) })),
+    ),
+  );
+
+/** `snapshot.sqlite`'s `items` table: the item fields that are not the shop's (no raw JSON: consumers get values). */
+export const ITEM_TABLE_COLUMNS = tableColumns(ITEM_FIELDS.filter((field) => field.table === 'items'));
+
+/** `snapshot.sqlite`'s `shops` table: `shop_id` and the shop's details, once per shop. */
+export const SHOP_TABLE_COLUMNS = tableColumns([
+  itemField('shop_id'),
+  ...ITEM_FIELDS.filter((field) => field.table === 'shops'),
+]);

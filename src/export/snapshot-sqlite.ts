@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { Change } from '../domain/change.js';
 import type { Item } from '../domain/item.js';
 import type { SqlValue } from '../domain/item-fields.js';
-import { CHANGE_TABLE_COLUMNS, ITEM_TABLE_COLUMNS, type TableColumn } from './columns.js';
+import { CHANGE_TABLE_COLUMNS, ITEM_TABLE_COLUMNS, SHOP_TABLE_COLUMNS, type TableColumn } from './columns.js';
 import type { RunContents } from './run-contents.js';
 
 /**
@@ -40,19 +40,19 @@ const SCHEMA = `
     invalid INTEGER NOT NULL,
     previous_run INTEGER
   );
+  -- A rowid table, filled in id order, packs its pages fuller than a WITHOUT ROWID one (about 10 %).
   CREATE TABLE items (
     ${columnsSql(ITEM_TABLE_COLUMNS)},
     PRIMARY KEY (id)
+  );
+  CREATE TABLE shops (
+    ${columnsSql(SHOP_TABLE_COLUMNS)},
+    PRIMARY KEY (shop_id)
   ) WITHOUT ROWID;
   CREATE TABLE changes (
     ${columnsSql(CHANGE_TABLE_COLUMNS)},
     PRIMARY KEY (id)
   ) WITHOUT ROWID;
-`;
-
-/** Built after the rows are in: one sort per index instead of a b-tree update per row. */
-const INDEXES = `
-  CREATE INDEX items_price ON items (price);
 `;
 
 /** Rows per transaction: large enough to be fast, small enough to let other work run in between. */
@@ -65,7 +65,10 @@ export type SnapshotHeader = Omit<RunContents, 'items' | 'changes'>;
 export interface SnapshotSqlite {
   addItem(item: Item): void;
   addChanges(changes: Iterable<Change>): Promise<void>;
-  /** Commits what is pending and builds the indexes; the file is then complete. */
+  /**
+   * Commits what is pending; the file is then complete. No secondary index: `items` is keyed by id,
+   * and a consumer who queries another column often adds the index it needs to its copy.
+   */
   finish(): void;
   close(): void;
 }
@@ -77,6 +80,8 @@ export function createSnapshotSqlite(file: string, header: SnapshotHeader): Snap
     // The file is a temporary one until it is complete; a crash leaves only a file to delete.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
+    // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
+    db.pragma('page_size = 16384');
     db.exec(SCHEMA);
     writeHeader(db, header);
   } catch (error) {
@@ -86,17 +91,21 @@ export function createSnapshotSqlite(file: string, header: SnapshotHeader): Snap
   const batch = batched(db);
   const insertItem = db.prepare(insertSql('items', ITEM_TABLE_COLUMNS));
   const insertChange = db.prepare(insertSql('changes', CHANGE_TABLE_COLUMNS));
+  const insertShop = db.prepare(`${insertSql('shops', SHOP_TABLE_COLUMNS)} ON CONFLICT (shop_id) DO NOTHING`);
+  let lastShop: string | null = null;
   return {
-    addItem: (item) => batch.run(insertItem, rowOf(ITEM_TABLE_COLUMNS, item)),
+    addItem: (item) => {
+      // Items come by id, usually all of one shop: one row per shop, its details as its first item has them.
+      if (item.shop_id !== lastShop) insertShop.run(rowOf(SHOP_TABLE_COLUMNS, item));
+      lastShop = item.shop_id;
+      return batch.run(insertItem, rowOf(ITEM_TABLE_COLUMNS, item));
+    },
     addChanges: async (list) => {
       for (const change of list) {
         if (batch.run(insertChange, rowOf(CHANGE_TABLE_COLUMNS, change))) await nextTurn();
       }
     },
-    finish: () => {
-      batch.flush();
-      db.exec(INDEXES);
-    },
+    finish: () => batch.flush(),
     close: () => db.close(),
   };
 }
@@ -120,7 +129,7 @@ export async function writeSnapshotSqlite(file: string, contents: RunContents): 
 
 /**
  * Whether the snapshot file `file` holds exactly `run`'s items and no changes, in this version's
- * schema: then a later run with the same items can copy it and only rewrite its header.
+ * tables: then a later run with the same items can copy it and only rewrite its header.
  */
 export function isReusableSnapshot(file: string, run: number): boolean {
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -128,12 +137,25 @@ export function isReusableSnapshot(file: string, run: number): boolean {
     const meta = db.prepare('SELECT run, schema_version FROM meta').get() as
       | { run: number; schema_version: number }
       | undefined;
-    const changes = db.prepare('SELECT count(*) FROM changes').pluck().get() as number;
-    return meta?.run === run && meta.schema_version === SNAPSHOT_SCHEMA_VERSION && changes === 0;
+    if (meta?.run !== run || meta.schema_version !== SNAPSHOT_SCHEMA_VERSION) return false;
+    const tables = db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'");
+    if (tables.pluck().get() !== EXPECTED_TABLES) return false;
+    return db.prepare('SELECT count(*) FROM changes').pluck().get() === 0;
   } finally {
     db.close();
   }
 }
+
+/** The tables' definitions as SQLite records them, to recognise a file of exactly this schema. */
+const EXPECTED_TABLES = (() => {
+  const db = new Database(':memory:');
+  try {
+    db.exec(SCHEMA);
+    return db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'").pluck().get();
+  } finally {
+    db.close();
+  }
+})();
 
 /** Rewrites the header of a reused snapshot file (a copy) for the run it now describes. */
 export function rewriteSnapshotHeader(file: string, header: SnapshotHeader): void {

@@ -65,10 +65,11 @@ function lag() {
 const feedBytes = () =>
   [paths.inventoryCsv, paths.changesCsv, paths.snapshotSqlite].map((file) => readFileSync(file));
 
-/** Items as `snapshot.sqlite` stores them: booleans 0/1, lists as JSON. */
+/** Items as `snapshot.sqlite` stores them: booleans 0/1, lists as JSON, the shop's details apart. */
 function asSnapshotRow(item: SimItem): Record<string, unknown> {
+  const { shop_name: _name, shop_url: _url, shop_image: _image, shop_items_url: _items, ...own } = item;
   return {
-    ...item,
+    ...own,
     price: Number(item.price),
     price_text: item.price,
     original_price: item.original_price === null ? null : Number(item.original_price),
@@ -99,6 +100,19 @@ describe('writeFeeds after each complete sync', () => {
       truthById(sim).map(asSnapshotRow),
     );
     expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM changes')).toEqual([]);
+    const shops = new Map(
+      truthById(sim).map((i) => [
+        i.shop_id,
+        {
+          shop_id: i.shop_id,
+          shop_name: i.shop_name,
+          shop_url: i.shop_url,
+          shop_image: i.shop_image,
+          shop_items_url: i.shop_items_url,
+        },
+      ]),
+    );
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM shops')).toEqual([...shops.values()]);
     expect(
       querySqlite(paths.snapshotSqlite, 'SELECT run, shop, items, added, previous_run FROM run'),
     ).toEqual([{ run: 1, shop: 'shop', items: 150, added: 150, previous_run: null }]);
