@@ -58,9 +58,9 @@ export async function createFeedsDir(paths: ShopPaths, run: number): Promise<str
  */
 export async function switchFeeds(paths: ShopPaths, current: FeedsPath, dir: string): Promise<void> {
   const link = path.join(paths.dir, `.feeds-link-${randomBytes(4).toString('hex')}.tmp`);
+  let legacy: string | null = null;
   try {
     await symlink(path.basename(dir), link);
-    let legacy: string | null = null;
     if (current.kind === 'directory') {
       legacy = path.join(paths.dir, `.feeds-legacy-${randomBytes(4).toString('hex')}`);
       await rename(paths.feedsDir, legacy);
@@ -69,6 +69,9 @@ export async function switchFeeds(paths: ShopPaths, current: FeedsPath, dir: str
     await fsyncPath(paths.dir);
   } catch (error) {
     await rm(link, { force: true });
+    // The old feeds go back where readers look for them.
+    if (legacy !== null && (await inspectFeedsPath(paths)).kind === 'none')
+      await rename(legacy, paths.feedsDir);
     throw feedsError(paths, error);
   }
 }

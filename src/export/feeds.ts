@@ -26,6 +26,7 @@ import {
   createSnapshotSqlite,
   isReusableSnapshot,
   rewriteSnapshotHeader,
+  snapshotRun,
   writeSnapshotSqlite,
 } from './snapshot-sqlite.js';
 
@@ -127,12 +128,16 @@ async function fillFeedsDir(
     writeFeedFile(paths, dir, name, options.gzip && name.endsWith('.gz') ? gzipped(write) : write);
   const point = () => options.onPoint?.('feed-prepared');
   const old = (name: string) => path.join(paths.feedsDir, name);
+  // The published directory may hold a later run than the record says (a crash between the switch
+  // and the record): its own snapshot's `meta.run` says which run its files are.
   const reusable =
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
-    isEmpty(contents.changes) &&
-    (await exists(old(inventory)));
+    (await exists(old(inventory))) &&
+    (await exists(old(SNAPSHOT))) &&
+    snapshotRun(old(SNAPSHOT)) === published &&
+    isEmpty(contents.changes);
   if (!reusable) {
     await buildFeeds(contents, feed, inventory, changes, point, path.join(dir, SNAPSHOT), paths);
     return false;
@@ -143,7 +148,7 @@ async function fillFeedsDir(
   point();
   await inFeed(paths, SNAPSHOT, async () => {
     const target = path.join(dir, SNAPSHOT);
-    if ((await exists(old(SNAPSHOT))) && isReusableSnapshot(old(SNAPSHOT), published)) {
+    if (isReusableSnapshot(old(SNAPSHOT), published)) {
       await copyFile(old(SNAPSHOT), target);
       rewriteSnapshotHeader(target, contents);
     } else {

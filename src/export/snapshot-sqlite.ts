@@ -146,6 +146,18 @@ export function isReusableSnapshot(file: string, run: number): boolean {
   }
 }
 
+/** The run a snapshot file describes, from its `meta`; null for a file without one (an older version's). */
+export function snapshotRun(file: string): number | null {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const hasMeta = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get();
+    if (!hasMeta) return null;
+    return (db.prepare('SELECT run FROM meta').pluck().get() as number | undefined) ?? null;
+  } finally {
+    db.close();
+  }
+}
+
 /** The tables' definitions as SQLite records them, to recognise a file of exactly this schema. */
 const EXPECTED_TABLES = (() => {
   const db = new Database(':memory:');

@@ -296,6 +296,40 @@ describe('writeFeeds after each complete sync', () => {
     );
   });
 
+  it('does not reuse feeds that a crash left ahead of the record of them', async () => {
+    const store = openTempStore(temp.dir);
+    const feeds = (run: number, onPoint?: (point: string) => void) =>
+      writeFeeds(store, paths, run, { gzip: false, log: silentLogger(), onPoint });
+    try {
+      const original = [makeItem('a'), makeItem('b')];
+      await feeds(commitItems(store, [original]));
+      const second = commitItems(store, [[makeItem('a', { quantity: 7 })]]);
+      const crash = (point: string) => {
+        if (point === 'feeds-renamed') throw new Error('killed');
+      };
+      await expect(feeds(second, crash)).rejects.toThrow('killed');
+      expect(readCsvRecords(paths.inventoryCsv)).toHaveLength(1);
+
+      // Back to the first run's items: nothing changed since the published run 1, but the feeds in
+      // place are run 2's.
+      const third = commitItems(store, [original]);
+      await feeds(third);
+      expect(readCsvRecords(paths.inventoryCsv).map((r) => [r.id, r.quantity])).toEqual([
+        ['a', '1'],
+        ['b', '1'],
+      ]);
+      expect(querySqlite(paths.snapshotSqlite, 'SELECT run, previous_run FROM meta')).toEqual([
+        { run: third, previous_run: 1 },
+      ]);
+      expect(querySqlite(paths.snapshotSqlite, 'SELECT id, quantity FROM items')).toEqual([
+        { id: 'a', quantity: 1 },
+        { id: 'b', quantity: 1 },
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
   it('leaves the store connection free for the sync while it streams a large snapshot', async () => {
     const store = openTempStore(temp.dir);
     try {
