@@ -5,7 +5,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ShopSyncError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/open.js';
+import { type Store, storeError } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { markPublished, publishedRun } from '../store/published.js';
 import { getRun, previousCompleteRun } from '../store/runs.js';
@@ -76,11 +76,12 @@ export async function writeFeeds(
   // runSync holds the shop's lease: no other writer of these feeds is alive.
   await removeOldFeedDirs(paths, FEED_NAMES);
   const published = publishedRun(store);
-  const reader = openReader(store);
   const dir = await createFeedsDir(paths, run);
+  let reader: Store | undefined;
   let contents: RunContents;
   let reused: boolean;
   try {
+    reader = openReader(store);
     contents = runContents(reader, shop, summary, changesFrom(reader, run, published));
     reused = await fillFeedsDir(contents, paths, current, dir, published, options);
     await fsyncPath(dir);
@@ -89,10 +90,14 @@ export async function writeFeeds(
     await rm(dir, { recursive: true, force: true });
     throw error;
   } finally {
-    reader.close();
+    reader?.close();
   }
   options.onPoint?.('feeds-renamed');
-  markPublished(store, run);
+  try {
+    markPublished(store, run);
+  } catch (error) {
+    throw storeError(`Cannot record the published feeds in store ${store.path}`, store.path, error);
+  }
   options.onPoint?.('published');
   await removeOldFeedDirs(paths, FEED_NAMES);
   options.log.info(

@@ -330,6 +330,30 @@ describe('writeFeeds after each complete sync', () => {
     }
   });
 
+  it('says so when the record of the published feeds cannot be written, the feeds being in place', async () => {
+    const store = openTempStore(temp.dir);
+    try {
+      const run = commitItems(store, [[makeItem('a')]]);
+      const failRecord = (point: string) => {
+        if (point === 'feeds-renamed') store.db.exec('ALTER TABLE published RENAME TO gone');
+      };
+      const error = await writeFeeds(store, paths, run, {
+        gzip: false,
+        log: silentLogger(),
+        onPoint: failRecord,
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as StoreError).message).toBe(
+        `Cannot record the published feeds in store ${store.path}: no such table: published.`,
+      );
+      expect(readCsvRecords(paths.inventoryCsv).map((r) => r.id)).toEqual(['a']);
+      store.db.exec('ALTER TABLE gone RENAME TO published');
+      expect(feedsLag(store)).toEqual({ published: null, latestComplete: run, lagging: true });
+    } finally {
+      store.close();
+    }
+  });
+
   it('leaves the store connection free for the sync while it streams a large snapshot', async () => {
     const store = openTempStore(temp.dir);
     try {
