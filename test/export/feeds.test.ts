@@ -159,6 +159,11 @@ describe('writeFeeds after each complete sync', () => {
     ]);
     expect(readCsvRecords(`${paths.inventoryCsv}.gz`)).toEqual(truthById(sim).map(inventoryRecord));
     expect(readCsv(`${paths.changesCsv}.gz`)).toEqual([CHANGES_HEADER.split(',')]);
+    const gzipped = statSync(`${paths.inventoryCsv}.gz`).ino;
+    await sync({ feedsGzip: true });
+    expect(statSync(`${paths.inventoryCsv}.gz`).ino).toBe(gzipped);
+    expect(readCsvRecords(`${paths.inventoryCsv}.gz`)).toEqual(truthById(sim).map(inventoryRecord));
+    expect(readCsv(`${paths.changesCsv}.gz`)).toEqual([CHANGES_HEADER.split(',')]);
 
     await sync({ feedsGzip: false });
     expect(readdirSync(paths.feedsDir).sort()).toEqual(['changes.csv', 'inventory.csv', 'snapshot.sqlite']);
