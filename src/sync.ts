@@ -29,6 +29,16 @@ export interface SyncProgress {
   invalid: number;
 }
 
+/** Points of a sync at which `onPoint` is called (the fault suite kills the process inside it). */
+export type SyncPoint =
+  | 'page-staged'
+  | 'read'
+  | 'removals-confirmed'
+  | 'committed'
+  | 'feed-prepared'
+  | 'feeds-renamed'
+  | 'published';
+
 export interface SyncDeps {
   config: AppConfig;
   log: Logger;
@@ -39,6 +49,7 @@ export interface SyncDeps {
   retry?: Partial<RetryOptions>;
   /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
   tokenStore?: TokenStore;
+  onPoint?: (point: SyncPoint) => void;
 }
 
 export interface SyncSummary {
@@ -81,7 +92,11 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     });
     log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
     const counts = await completeRun(store, client, shop, start, held, deps, log);
-    await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log });
+    await writeFeeds(store, paths, start.run, {
+      gzip: deps.config.feedsGzip,
+      log,
+      onPoint: deps.onPoint,
+    });
     if (deps.config.keepRuns !== null) {
       const pruned = pruneRuns(store, deps.config.keepRuns);
       if (pruned.runs.length > 0)
