@@ -32,9 +32,16 @@ describe('shop-sync sync when the feeds cannot be written', () => {
       `shop-sync: Cannot write the feeds of shop shop: ${paths.feedsDir} is a file where a directory is needed.\n`,
     );
     expect(readFileSync(paths.feedsDir, 'utf8')).toBe('a file in the way');
+    const lagging = await runCli(['runs'], env);
+    expect(lagging.stdout).toContain(
+      'The feeds reflect run 1, not the latest complete run 2: their last publication failed.',
+    );
+    const listed = JSON.parse((await runCli(['runs', '--json'], env)).stdout) as { published: boolean }[];
+    expect(listed.map((run) => run.published)).toEqual([true, false]);
 
     rmSync(paths.feedsDir);
     expect((await runCli(['sync'], env)).code).toBe(0);
+    expect((await runCli(['runs'], env)).stdout).not.toContain('The feeds reflect');
     const changes = readFileSync(paths.changesCsv, 'utf8').trim().split('\n');
     const kinds = changes.slice(1).map((line) => line.split(',')[0]);
     expect(kinds.filter((kind) => kind === 'removed')).toHaveLength(truth.removed.length);

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { type FeedsLag, feedsLag } from '../../store/published.js';
 import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
@@ -20,20 +21,22 @@ export function runsCommand(io: CliIO): Command {
       const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       let runs: RunSummary[];
+      let lag: FeedsLag | undefined;
       try {
         runs = store ? listRuns(store) : [];
+        lag = store ? feedsLag(store) : undefined;
       } finally {
         store?.close();
       }
-      if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
+      if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map((r) => runJson(r, lag))));
       else if (runs.length === 0)
         writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
-      else await writeLines(io.stdout, runsTable(runs));
+      else await writeLines(io.stdout, [...runsTable(runs), ...lagNote(lag)]);
     });
 }
 
-/** The contract's `runs --json` element. */
-function runJson(r: RunSummary) {
+/** The contract's `runs --json` element, and whether the published feeds reflect this run. */
+function runJson(r: RunSummary, lag: FeedsLag | undefined) {
   return {
     run: r.run,
     status: r.status,
@@ -44,7 +47,17 @@ function runJson(r: RunSummary) {
     updated: r.updated,
     removed: r.removed,
     error: r.error,
+    published: lag?.published === r.run,
   };
+}
+
+/** Said only when the feeds lag: a consumer reading them now gets an older run than the store's latest. */
+function lagNote(lag: FeedsLag | undefined): string[] {
+  if (!lag?.lagging || lag.latestComplete === null) return [];
+  const reflect = lag.published === null ? 'no run yet' : `run ${lag.published}`;
+  return [
+    `The feeds reflect ${reflect}, not the latest complete run ${lag.latestComplete}: their last publication failed. The next sync's feeds cover every change since.`,
+  ];
 }
 
 function runsTable(runs: readonly RunSummary[]): string[] {
