@@ -16,7 +16,7 @@ import { openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
 import { confirmRemovals } from './store/removals.js';
-import { beginRun, failRun, type RunStart } from './store/runs.js';
+import { beginRun, discardRunData, discardUnfinishedRuns, failRun, type RunStart } from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
 
 export interface SyncProgress {
@@ -76,6 +76,8 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
       resumeWindowMinutes: deps.config.resumeWindowMinutes,
     });
     log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
+    const discarded = await discardUnfinishedRuns(store, start.run);
+    if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
     const counts = await completeRun(store, client, shop, start, held, deps, log);
     await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log });
     if (deps.config.keepRuns !== null) {
@@ -132,6 +134,7 @@ async function completeRun(
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
     const counts = commitRun(store, start.run, () => lease.assertHeld());
+    await discardRunData(store, start.run, { complete: true });
     return { ...counts, pages: runPages(store, start.run) };
   } catch (error) {
     const failure = isSqliteError(error)

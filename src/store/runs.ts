@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Store } from './open.js';
 
 export type RunStatus = 'complete' | 'failed' | 'running';
@@ -81,8 +82,8 @@ export interface BeginRunOptions {
 
 /**
  * Starts a run, or resumes the latest one if it was interrupted recently while reading the same
- * query. Any other unfinished run is marked failed and its staged items dropped: nothing will resume it.
- * Call while holding the shop's lease.
+ * query. Any other unfinished run is marked failed: nothing will resume it, and `discardUnfinishedRuns`
+ * deletes what it wrote. Call while holding the shop's lease.
  */
 export function beginRun(store: Store, options: BeginRunOptions): RunStart {
   const now = (options.now ?? new Date()).toISOString();
@@ -103,9 +104,6 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
       db.prepare(
         "UPDATE runs SET status = 'failed', finished_at = coalesce(finished_at, ?), error = coalesce(error, 'interrupted') WHERE status = 'running'",
       ).run(now);
-      db.prepare(
-        "DELETE FROM staged_items WHERE run IN (SELECT run FROM runs WHERE status = 'failed')",
-      ).run();
       const run = db
         .prepare(
           "INSERT INTO runs (status, query, started_at, heartbeat_at) VALUES ('running', ?, ?, ?) RETURNING run",
@@ -130,4 +128,56 @@ export function failRun(store: Store, run: number, reason: string, now = new Dat
       "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE run = ? AND status = 'running'",
     )
     .run(now.toISOString(), reason, run);
+}
+
+/** Rows deleted per transaction when a run's data is discarded: short enough not to block the event loop. */
+const DISCARD_SLICE = 2000;
+
+/**
+ * Deletes what a run wrote that no reader will ever need: its `run_seen` rows, and for a run that will
+ * never complete its versions and invalid items too. Slice by slice, yielding to the event loop between
+ * them; a process killed half way leaves rows that the next sync discards.
+ */
+export async function discardRunData(
+  store: Store,
+  run: number,
+  options: { complete: boolean },
+): Promise<void> {
+  const { db } = store;
+  const statements = [
+    db.prepare(
+      'DELETE FROM run_seen WHERE run = @run AND id IN (SELECT id FROM run_seen WHERE run = @run LIMIT @limit)',
+    ),
+  ];
+  if (!options.complete) {
+    statements.push(
+      db.prepare(
+        'DELETE FROM item_versions WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_from_run = @run LIMIT @limit)',
+      ),
+      db.prepare(
+        'DELETE FROM invalid_items WHERE rowid IN (SELECT rowid FROM invalid_items WHERE run = @run LIMIT @limit)',
+      ),
+    );
+  }
+  for (const statement of statements) {
+    while (statement.run({ run, limit: DISCARD_SLICE }).changes > 0) await setImmediate();
+  }
+}
+
+/**
+ * Cleans up after every run that will not be resumed: unfinished runs other than `current` lose what
+ * they wrote (their `runs` row stays, with its error), complete runs their leftover `run_seen` rows.
+ */
+export async function discardUnfinishedRuns(store: Store, current: number): Promise<number[]> {
+  const runs = store.db
+    .prepare(
+      `SELECT run, status = 'complete' FROM runs WHERE run <> ? AND (
+         status <> 'complete' AND (EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run = runs.run)
+                                   OR EXISTS (SELECT 1 FROM invalid_items WHERE invalid_items.run = runs.run))
+         OR EXISTS (SELECT 1 FROM run_seen WHERE run_seen.run = runs.run))`,
+    )
+    .raw()
+    .all(current) as [number, 0 | 1][];
+  for (const [run, complete] of runs) await discardRunData(store, run, { complete: complete === 1 });
+  return runs.filter(([, complete]) => complete === 0).map(([run]) => run);
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
-import { ITEM_COLUMNS, itemHash, itemValues, rowToItem, type SqlValue } from './item-row.js';
+import { ITEM_COLUMNS, itemHash, itemValues, rowToItem } from './item-row.js';
 import type { Store } from './open.js';
 
 /** One page as the reader delivered it. */
@@ -35,7 +35,7 @@ export function stagePages(
       let fresh = 0;
       let invalid = 0;
       for (const page of pages) {
-        fresh += insertItems(statements, run, page.page, page.items);
+        fresh += writeItems(statements, run, page.items);
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
         invalid += page.invalid.length;
       }
@@ -83,64 +83,57 @@ export class StagingBatch {
   }
 }
 
-/** Stages items found still present while confirming removals; they are part of the run like any other. */
+/** Writes items found still present while confirming removals; they are part of the run like any other. */
 export function stageConfirmed(store: Store, run: number, items: readonly Item[]): void {
+  if (items.length === 0) return;
   const statements = stagingStatements(store.db);
   store.db
     .transaction(() => {
-      const fresh = insertItems(statements, run, CONFIRMED_PAGE, items);
+      const fresh = writeItems(statements, run, items);
       statements.countConfirmed.run(fresh, run);
     })
     .immediate();
 }
 
 /**
- * Inserts or refreshes staged rows; returns how many ids were new to the run. An item whose values
- * hash as its open version's is staged compact (id, page and hash only): the commit has nothing to
- * copy from it, and most items of a steady shop are such items.
+ * Writes what the run read; returns how many ids were new to the run. Every id read is noted in
+ * `run_seen` (an id read twice counts once). An item whose values hash as its open version's writes
+ * nothing more; a new or changed one writes its version, opened by this run and invisible until the
+ * run is complete. Read again within the run, the values read last win: the run's version is
+ * replaced, or dropped when the item is back to its open version.
  */
-function insertItems(
-  statements: StagingStatements,
-  run: number,
-  page: number,
-  items: readonly Item[],
-): number {
+function writeItems(s: StagingStatements, run: number, items: readonly Item[]): number {
   let fresh = 0;
   for (const item of items) {
     const hash = itemHash(item);
-    const inserted =
-      statements.currentHash.get(item.id) === hash
-        ? stageCompact(statements, run, page, item.id, hash)
-        : stageFull(statements, run, page, itemValues(item, hash));
-    if (inserted) fresh += 1;
+    const first = s.markSeen.run(run, item.id).changes === 1;
+    if (first) fresh += 1;
+    const written = first ? undefined : s.runVersionHash.get(item.id, run);
+    if (written === hash) continue;
+    if (s.openHash.get(item.id, run) === hash) {
+      if (written !== undefined) s.dropRunVersion.run(item.id, run);
+    } else if (written !== undefined) {
+      s.replaceRunVersion.run(...itemValues(item, hash).slice(1), item.id, run);
+    } else {
+      s.insertVersion.run(run, ...itemValues(item, hash));
+    }
   }
   return fresh;
 }
 
-function stageCompact(s: StagingStatements, run: number, page: number, id: string, hash: string): boolean {
-  if (s.insertCompact.run(run, page, id, hash).changes === 1) return true;
-  s.refreshCompact.run(page, hash, run, id);
-  return false;
-}
-
-function stageFull(s: StagingStatements, run: number, page: number, values: SqlValue[]): boolean {
-  if (s.insertFull.run(run, page, ...values).changes === 1) return true;
-  s.refreshFull.run(page, ...values.slice(1), run, values[0]);
-  return false;
-}
-
 interface StagingStatements {
-  readonly currentHash: Database.Statement<[string], string>;
-  readonly insertCompact: Database.Statement;
-  readonly refreshCompact: Database.Statement;
-  readonly insertFull: Database.Statement;
-  readonly refreshFull: Database.Statement;
+  readonly markSeen: Database.Statement;
+  readonly openHash: Database.Statement<[string, number], string>;
+  readonly runVersionHash: Database.Statement<[string, number], string>;
+  readonly insertVersion: Database.Statement;
+  readonly replaceRunVersion: Database.Statement;
+  readonly dropRunVersion: Database.Statement;
   readonly addInvalid: Database.Statement;
   readonly checkpoint: Database.Statement;
   readonly countConfirmed: Database.Statement;
 }
 
-/** Prepared once per connection: a page is staged with the same few statements every time. */
+/** Prepared once per connection: a page is written with the same few statements every time. */
 const prepared = new WeakMap<Database.Database, StagingStatements>();
 
 function stagingStatements(db: Database.Database): StagingStatements {
@@ -148,24 +141,24 @@ function stagingStatements(db: Database.Database): StagingStatements {
   if (known) return known;
   const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
   const statements: StagingStatements = {
-    currentHash: db
-      .prepare<[string], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_to_run IS NULL')
+    markSeen: db.prepare('INSERT OR IGNORE INTO run_seen (run, id) VALUES (?, ?)'),
+    openHash: db
+      .prepare<[string, number], string>(
+        'SELECT hash FROM item_versions WHERE id = ? AND valid_to_run IS NULL AND valid_from_run < ?',
+      )
       .pluck(),
-    insertCompact: db.prepare('INSERT OR IGNORE INTO staged_items (run, page, id, hash) VALUES (?, ?, ?, ?)'),
-    refreshCompact: db.prepare(
-      `UPDATE staged_items SET page = ?, hash = ?, ${valueColumns
-        .filter((c) => c !== 'hash')
-        .map((c) => `${c} = NULL`)
-        .join(', ')} WHERE run = ? AND id = ?`,
+    runVersionHash: db
+      .prepare<[string, number], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_from_run = ?')
+      .pluck(),
+    insertVersion: db.prepare(
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')})
+         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
     ),
-    insertFull: db.prepare(
-      `INSERT OR IGNORE INTO staged_items (run, page, ${ITEM_COLUMNS.join(', ')})
-         VALUES (?, ?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
+    replaceRunVersion: db.prepare(
+      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')}
+         WHERE id = ? AND valid_from_run = ?`,
     ),
-    refreshFull: db.prepare(
-      `UPDATE staged_items SET page = ?, ${valueColumns.map((c) => `${c} = ?`).join(', ')}
-         WHERE run = ? AND id = ?`,
-    ),
+    dropRunVersion: db.prepare('DELETE FROM item_versions WHERE id = ? AND valid_from_run = ?'),
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
       `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
@@ -177,20 +170,29 @@ function stagingStatements(db: Database.Database): StagingStatements {
   return statements;
 }
 
-/**
- * Items of the latest complete snapshot that this run has not staged (nor seen as invalid): the
- * candidates for removal, to be confirmed one by one before anything is retired.
- */
-export function unstagedCurrentItems(store: Store, run: number): Item[] {
+/** Open versions of complete runs that `run` has neither read nor seen as invalid: removal candidates. */
+const CANDIDATES = `FROM item_versions v
+  WHERE v.valid_to_run IS NULL AND v.valid_from_run < @run
+    AND NOT EXISTS (SELECT 1 FROM run_seen s WHERE s.run = @run AND s.id = v.id)
+    AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = @run AND i.id = v.id)`;
+
+/** How many items of the latest complete snapshot this run has not read: candidates for removal. */
+export function countRemovalCandidates(store: Store, run: number): number {
+  return store.db.prepare(`SELECT count(*) ${CANDIDATES}`).pluck().get({ run }) as number;
+}
+
+/** At most `limit` removal candidates, by id: callers ask only for as many as they can afford to hold. */
+export function removalCandidates(store: Store, run: number, limit: number): Item[] {
   const rows = store.db
     .prepare(
-      `SELECT ${ITEM_COLUMNS.join(', ')} FROM item_versions v
-        WHERE v.valid_to_run IS NULL
-          AND NOT EXISTS (SELECT 1 FROM staged_items s WHERE s.run = ? AND s.id = v.id)
-          AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = ? AND i.id = v.id)
-        ORDER BY v.id`,
+      `SELECT ${ITEM_COLUMNS.map((c) => `v.${c}`).join(', ')} ${CANDIDATES} ORDER BY v.id LIMIT @limit`,
     )
     .raw()
-    .all(run, run) as unknown[][];
+    .all({ run, limit }) as unknown[][];
   return rows.map(rowToItem);
+}
+
+/** Whether `id` is still a removal candidate of `run`. */
+export function isRemovalCandidate(store: Store, run: number, id: string): boolean {
+  return store.db.prepare(`SELECT 1 ${CANDIDATES} AND v.id = @id`).pluck().get({ run, id }) === 1;
 }

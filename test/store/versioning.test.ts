@@ -5,6 +5,7 @@ import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
 import {
   beginRun,
+  discardUnfinishedRuns,
   failRun,
   getRun,
   latestCompleteRun,
@@ -173,7 +174,7 @@ describe('runs', () => {
     expect(ids(run)).toEqual(['a', 'b']);
   });
 
-  it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', () => {
+  it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', async () => {
     const old = beginRun(store, {
       query: 'q',
       resumeWindowMinutes: 60,
@@ -189,7 +190,11 @@ describe('runs', () => {
     const fresh = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
     expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
     expect(getRun(store, old.run)?.status).toBe('failed');
-    expect(store.db.prepare('SELECT count(*) FROM staged_items WHERE run = ?').pluck().get(old.run)).toBe(0);
+    await discardUnfinishedRuns(store, fresh.run);
+    expect(store.db.prepare('SELECT count(*) FROM run_seen WHERE run = ?').pluck().get(old.run)).toBe(0);
+    expect(
+      store.db.prepare('SELECT count(*) FROM item_versions WHERE valid_from_run = ?').pluck().get(old.run),
+    ).toBe(0);
 
     const otherQuery = beginRun(store, { query: 'other page size', resumeWindowMinutes: 60 });
     expect(otherQuery.resumed).toBe(false);
