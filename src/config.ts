@@ -34,6 +34,8 @@ export interface AppConfig {
   readonly resumeWindowMinutes: number;
   /** How long one marketplace request may keep being retried before the sync fails. */
   readonly retryBudgetSeconds: number;
+  /** Pages the reader may have in flight at once (SYNC_MAX_IN_FLIGHT). */
+  readonly maxInFlight: number;
   /** Complete runs to keep after each sync; `null` keeps all. */
   readonly keepRuns: number | null;
   readonly feedsGzip: boolean;
@@ -136,6 +138,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       envSetting(env, 'SYNC_RETRY_BUDGET_SECONDS', z.coerce.number().positive()) ??
       file.retry_budget_seconds ??
       120,
+    maxInFlight: envSetting(env, 'SYNC_MAX_IN_FLIGHT', positiveInt) ?? 8,
     keepRuns: envSetting(env, 'SYNC_KEEP_RUNS', positiveInt) ?? file.keep_runs ?? null,
     feedsGzip: envSetting(env, 'FEEDS_GZIP', flag) ?? file.feeds_gzip ?? false,
     queuePrefix:

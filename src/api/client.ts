@@ -17,6 +17,12 @@ export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-que
 export type { RetryOptions } from './retry.js';
 export type { StoredToken, TokenStore } from './token-store.js';
 
+/** What the client reports as it works, for metrics. */
+export interface MarketplaceEvents {
+  response?(status: number | 'network'): void;
+  token?(grant: 'password' | 'refresh_token'): void;
+}
+
 export interface MarketplaceOptions {
   readonly baseUrl: string;
   readonly clientId: string;
@@ -29,6 +35,9 @@ export interface MarketplaceOptions {
   readonly retry?: Partial<RetryOptions>;
   readonly tokenStore?: TokenStore;
   readonly logger?: Logger;
+  /** Client-wide stop. */
+  readonly signal?: AbortSignal;
+  readonly events?: MarketplaceEvents;
 }
 
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
@@ -64,7 +73,7 @@ export class MarketplaceClient {
 
   /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, concurrency, maxPages, ...listing } = query;
+    const { startPage, concurrency, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
     const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
       const path = listingPath(listing, page);
@@ -75,7 +84,7 @@ export class MarketplaceClient {
         read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
       });
     };
-    return readPages(fetchPage, { startPage, concurrency, maxPages });
+    return readPages(fetchPage, { startPage, concurrency, maxInFlight, maxPages });
   }
 
   /**

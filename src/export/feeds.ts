@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { getRun } from '../store/runs.js';
+import type { SyncPoint } from '../sync.js';
 import {
   commitFiles,
   discardFiles,
@@ -29,6 +30,8 @@ export interface FeedOptions {
    */
   readonly gzip: boolean;
   readonly log: Logger;
+  /** Called synchronously at 'feed-prepared', 'feeds-renamed' and 'published' (the fault suite kills there). */
+  readonly onPoint?: (point: SyncPoint) => void;
 }
 
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;

@@ -63,6 +63,8 @@ export class StagingBatch {
     private readonly run: number,
     private readonly guard: () => void,
     private readonly limits: BatchLimits,
+    /** Called once a batch is stored (the fault suite kills the process there). */
+    private readonly onStaged: () => void = () => undefined,
   ) {
     this.flushedAt = Date.now();
   }
@@ -79,7 +81,9 @@ export class StagingBatch {
     const pages = this.pending;
     this.pending = [];
     this.flushedAt = Date.now();
+    if (pages.length === 0) return;
     stagePages(this.store, this.run, pages, this.guard);
+    this.onStaged();
   }
 }
 

@@ -11,10 +11,10 @@ function capture(): { stream: PassThrough; text: () => string } {
 
 describe('the sync progress line', () => {
   it('shows pages, items and the rate', () => {
-    expect(progressText('Syncing shop', { pages: 3, items: 300, invalid: 0 }, 1500)).toBe(
+    expect(progressText('Syncing shop', { phase: 'reading', pages: 3, items: 300, invalid: 0 }, 1500)).toBe(
       'Syncing shop: 3 pages, 300 items (200 items/s)',
     );
-    expect(progressText('Syncing shop', { pages: 1, items: 9, invalid: 1 }, 0)).toBe(
+    expect(progressText('Syncing shop', { phase: 'reading', pages: 1, items: 9, invalid: 1 }, 0)).toBe(
       'Syncing shop: 1 pages, 9 items, 1 invalid (0 items/s)',
     );
   });
@@ -24,11 +24,11 @@ describe('the sync progress line', () => {
     const out = capture();
     const line = new ProgressLine(out.stream, 'Syncing s', () => now);
     now += 50;
-    line.update({ pages: 1, items: 10, invalid: 0 });
+    line.update({ phase: 'reading', pages: 1, items: 10, invalid: 0 });
     now += 50;
-    line.update({ pages: 2, items: 20, invalid: 0 });
+    line.update({ phase: 'reading', pages: 2, items: 20, invalid: 0 });
     now += 60;
-    line.update({ pages: 3, items: 30, invalid: 0 });
+    line.update({ phase: 'reading', pages: 3, items: 30, invalid: 0 });
     line.clear();
     await new Promise((resolve) => setImmediate(resolve));
     expect(out.text()).toBe(
