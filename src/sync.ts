@@ -135,6 +135,10 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     const { shop: _shop, ...counted } = summary;
     log.info({ ...counted, rereads: counts.rereads }, 'sync complete');
     return summary;
+  } catch (error) {
+    throw store && isSqliteError(error)
+      ? storeError(`Cannot write store ${store.path}`, store.path, error)
+      : error;
   } finally {
     lease?.release();
     await client.close();

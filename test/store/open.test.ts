@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { listRuns } from '../../src/store/runs.js';
+import { snapshotItems } from '../../src/store/snapshot.js';
 import { commitItems, makeItem, tempDir } from './fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -57,6 +60,47 @@ describe('openStore', () => {
     expect(() => openStore(file)).toThrow(new RegExp(`^Cannot open store ${file}: .+\\.$`));
   });
 
+  it('says the store is locked by another process, retryably, and leaves its data intact', () => {
+    const file = path.join(temp.dir, 'inventory.sqlite');
+    const store = openStore(file);
+    const run = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    store.close();
+    const holder = new Database(file);
+    holder.pragma('locking_mode = EXCLUSIVE');
+    holder.exec('BEGIN EXCLUSIVE');
+
+    const error = captureError(() => openStore(file, { busyTimeoutMs: 50 }));
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toBe(
+      `Cannot open store ${file}: another process holds it locked (database is locked).`,
+    );
+    expect(error).toMatchObject({ code: 'STORE_LOCKED', retryable: true });
+
+    holder.exec('ROLLBACK');
+    holder.close();
+    const again = openStore(file);
+    expect([...snapshotItems(again, run)].map((item) => item.id)).toEqual(['a', 'b']);
+    again.close();
+  });
+
+  it('says which folder is read-only, and leaves the store as it was', () => {
+    const folder = path.join(temp.dir, 'shop');
+    const file = path.join(folder, 'inventory.sqlite');
+    const store = openStore(file);
+    const run = commitItems(store, [[makeItem('a')]]);
+    store.close();
+    chmodSync(temp.dir, 0o755);
+    chmodSync(folder, 0o555);
+    const opened = openAsUnprivileged(file);
+    chmodSync(folder, 0o755);
+    expect(opened).toBe(
+      `Cannot open store ${file}: the folder ${folder} is read-only (attempt to write a readonly database).`,
+    );
+    const again = openStore(file);
+    expect([...snapshotItems(again, run)].map((item) => item.id)).toEqual(['a']);
+    again.close();
+  });
+
   it('refuses a store written by a newer version instead of guessing', () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
     const store = openStore(file);
@@ -75,4 +119,20 @@ function captureError(fn: () => unknown): Error {
     return error as Error;
   }
   throw new Error('expected an error');
+}
+
+/**
+ * Opens the store in a child process that file permissions apply to (as nobody when the tests run as
+ * root, who may write anywhere); returns the error message, or 'opened'.
+ */
+function openAsUnprivileged(file: string): string {
+  const module = pathToFileURL(path.resolve('dist/src/store/open.js')).href;
+  const script = `import { openStore } from ${JSON.stringify(module)};
+    try { openStore(process.argv[1]).close(); console.log('opened'); } catch (e) { console.log(e.message); }`;
+  const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, file], {
+    ...asNobody,
+    encoding: 'utf8',
+  });
+  return out.trim();
 }
