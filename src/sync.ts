@@ -11,7 +11,7 @@ import { requireConnection } from './config.js';
 import { InterruptedError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
-import { commitRun, type RunCounts } from './store/commit.js';
+import { commitRun } from './store/commit.js';
 import { acquireLease, type Lease } from './store/lease.js';
 import { openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
@@ -24,6 +24,8 @@ import {
   failRun,
   getRun,
   previousCompleteRun,
+  RUN_COUNT_FIELDS,
+  type RunCounts,
   type RunStart,
 } from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
@@ -69,18 +71,10 @@ export interface SyncDeps {
   leaseOwner?: string;
 }
 
-export interface SyncSummary {
-  shop: string;
-  run: number;
-  status: 'complete';
-  pages: number;
-  items: number;
-  added: number;
-  updated: number;
-  removed: number;
-  invalid: number;
-  duration_ms: number;
-}
+/** What one sync did: its run's counts, between the run and how long it took. */
+export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
+    duration_ms: number;
+  };
 
 /**
  * One complete sync of one shop: read every page into the run's staging, confirm what seems removed,
@@ -124,12 +118,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
       shop: shop.name,
       run: start.run,
       status: 'complete',
-      pages: counts.pages,
-      items: counts.items,
-      added: counts.added,
-      updated: counts.updated,
-      removed: counts.removed,
-      invalid: counts.invalid,
+      ...pick(counts, RUN_COUNT_FIELDS),
       duration_ms: Date.now() - started,
     };
     const { shop: _shop, ...counted } = summary;
@@ -147,7 +136,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
 }
 
 /** What `completeRun` returns: the run's counts, its pages, and the pages re-read to confirm them. */
-type CompletedRun = RunCounts & { pages: number; rereads: number };
+type CompletedRun = RunCounts & { rereads: number };
 
 /** Reads, confirms and commits one run; a failure marks the run failed (resumable) and is rethrown. */
 async function completeRun(
@@ -191,7 +180,7 @@ async function completeRun(
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     deps.onPoint?.('committed');
     await discardRunData(store, start.run, { complete: true });
-    return { ...counts, pages, rereads: reading.rereads };
+    return { ...counts, rereads: reading.rereads };
   } catch (error) {
     const failure = asRunFailure(error, store, shop, deps);
     recordFailure(store, start.run, failure, log);
@@ -330,4 +319,9 @@ function queryKey(shop: ShopConfig): string {
     locale: shop.locale ?? null,
     filters: Object.entries(shop.filters).sort(([a], [b]) => a.localeCompare(b)),
   });
+}
+
+/** The counts alone, in the contract's order. */
+function pick(counts: RunCounts, fields: readonly (keyof RunCounts)[]): RunCounts {
+  return Object.fromEntries(fields.map((field) => [field, counts[field]])) as unknown as RunCounts;
 }

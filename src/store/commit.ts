@@ -1,13 +1,5 @@
 import type { Store } from './open.js';
-
-/** What a complete run counted: the sync summary and the runs listing are both built from it. */
-export interface RunCounts {
-  items: number;
-  added: number;
-  updated: number;
-  removed: number;
-  invalid: number;
-}
+import type { RunCounts } from './runs.js';
 
 /**
  * Makes a run the latest complete snapshot in one transaction (type-2 versioning). The run has already
@@ -45,12 +37,14 @@ export function commitRun(store: Store, run: number, guard: () => void, now = ne
       const tallies = db
         .prepare(
           // The snapshot's size: items read, plus any kept at their last version because they were invalid now.
-          `SELECT (SELECT count(*) FROM item_versions WHERE valid_to_run IS NULL) AS items,
+          `SELECT (SELECT pages FROM runs WHERE run = @run) AS pages,
+                  (SELECT count(*) FROM item_versions WHERE valid_to_run IS NULL) AS items,
                   (SELECT count(*) FROM item_versions WHERE valid_from_run = @run) AS opened,
                   (SELECT count(*) FROM invalid_items WHERE run = @run) AS invalid`,
         )
-        .get({ run }) as { items: number; opened: number; invalid: number };
-      const result = {
+        .get({ run }) as { pages: number; items: number; opened: number; invalid: number };
+      const result: RunCounts = {
+        pages: tallies.pages,
         items: tallies.items,
         added: tallies.opened - updated,
         updated,

@@ -3,12 +3,8 @@ import type { Store } from './open.js';
 
 export type RunStatus = 'complete' | 'failed' | 'running';
 
-/** One run of a shop as `shop-sync runs` shows it. */
-export interface RunSummary {
-  run: number;
-  status: RunStatus;
-  started_at: string;
-  finished_at: string | null;
+/** What a run counted: the sync summary and the runs listing are both built from it. */
+export interface RunCounts {
   pages: number;
   items: number;
   added: number;
@@ -17,17 +13,36 @@ export interface RunSummary {
   invalid: number;
 }
 
-/** What the store remembers of a run beyond its summary: where to resume and why it stopped. */
+/** The counts in the order the contract shows them; also the `runs` table's columns of the same names. */
+export const RUN_COUNT_FIELDS: readonly (keyof RunCounts)[] = [
+  'pages',
+  'items',
+  'added',
+  'updated',
+  'removed',
+  'invalid',
+];
+
+/** One run of a shop as `shop-sync runs` shows it; `error` says why a failed run stopped. */
+export interface RunSummary extends RunCounts {
+  run: number;
+  status: RunStatus;
+  started_at: string;
+  finished_at: string | null;
+  error: string | null;
+}
+
+/** What the store remembers of a run beyond its summary: where to resume. */
 export interface RunDetail extends RunSummary {
   query: string;
   heartbeat_at: string;
   checkpoint_page: number;
   resumed_from_page: number | null;
-  error: string | null;
 }
 
-const SUMMARY_COLUMNS =
-  'run, status, started_at, finished_at, pages, items, added, updated, removed, invalid';
+const SUMMARY_COLUMNS = ['run', 'status', 'started_at', 'finished_at', ...RUN_COUNT_FIELDS, 'error'].join(
+  ', ',
+);
 
 export function listRuns(store: Store): RunSummary[] {
   return store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`).all() as RunSummary[];

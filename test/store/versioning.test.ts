@@ -99,6 +99,7 @@ describe('committing runs as type-2 versions', () => {
       stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
     });
     expect(commitRun(store, run, () => undefined)).toEqual({
+      pages: 2,
       items: 2,
       invalid: 0,
       added: 0,
@@ -117,7 +118,7 @@ describe('committing runs as type-2 versions', () => {
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
     stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
     const counts = commitRun(store, run, () => undefined);
-    expect(counts).toEqual({ items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
+    expect(counts).toEqual({ pages: 1, items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
     expect(ids(run)).toEqual(['a', 'b']);
     expect(store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run)).toEqual([
       { id: 'b', page: 1, reason: 'price is not a number' },
