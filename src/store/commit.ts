@@ -2,53 +2,37 @@ import type { Store } from './open.js';
 import type { RunCounts } from './runs.js';
 
 /**
- * Makes a run the latest complete snapshot in one transaction (type-2 versioning). The run has already
- * written its new and changed versions while reading; the commit only closes the versions they
- * supersede and those of items confirmed gone (neither read nor reported invalid), then flips the
- * run's status, which makes its versions visible. The run's `run_seen` rows are garbage from then on
- * (`discardRunData` removes them in slices). `guard` runs first inside the transaction (lease check).
+ * Makes a run the latest complete snapshot (type-2 versioning). While reading, the run opened its new
+ * and changed versions and closed the ones they supersede; confirming removals closed those of items
+ * gone. All of that is invisible until the run is complete: the commit only counts and flips the
+ * run's status, a transaction of a few index counts whatever the shop's size. The run's `run_seen`
+ * rows are garbage from then on (`discardRunData` removes them in slices). `guard` runs first inside
+ * the transaction (lease check).
  */
 export function commitRun(store: Store, run: number, guard: () => void, now = new Date()): RunCounts {
   const { db } = store;
   return db
     .transaction((): RunCounts => {
       guard();
-      // Normally a no-op: versions of an unfinished run that will not resume were discarded when this
-      // run began, but they must never become visible with this one.
-      db.prepare(
-        `DELETE FROM item_versions WHERE valid_from_run IN
-           (SELECT run FROM runs WHERE status <> 'complete' AND run <> @run)`,
-      ).run({ run });
-      const removed = db
-        .prepare(
-          `UPDATE item_versions SET valid_to_run = @run
-            WHERE valid_to_run IS NULL AND valid_from_run < @run
-              AND NOT EXISTS (SELECT 1 FROM run_seen s WHERE s.run = @run AND s.id = item_versions.id)
-              AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = @run AND i.id = item_versions.id)`,
-        )
-        .run({ run }).changes;
-      const updated = db
-        .prepare(
-          `UPDATE item_versions SET valid_to_run = @run
-            WHERE valid_to_run IS NULL AND valid_from_run < @run
-              AND id IN (SELECT id FROM item_versions WHERE valid_from_run = @run)`,
-        )
-        .run({ run }).changes;
+      assertNoUnfinishedData(store, run);
       const tallies = db
         .prepare(
           // The snapshot's size: items read, plus any kept at their last version because they were invalid now.
           `SELECT (SELECT pages FROM runs WHERE run = @run) AS pages,
                   (SELECT count(*) FROM item_versions WHERE valid_to_run IS NULL) AS items,
                   (SELECT count(*) FROM item_versions WHERE valid_from_run = @run) AS opened,
+                  (SELECT count(*) FROM item_versions WHERE valid_to_run = @run) AS closed,
+                  (SELECT count(*) FROM item_versions c WHERE c.valid_to_run = @run AND EXISTS
+                     (SELECT 1 FROM item_versions o WHERE o.id = c.id AND o.valid_from_run = @run)) AS updated,
                   (SELECT count(*) FROM invalid_items WHERE run = @run) AS invalid`,
         )
-        .get({ run }) as { pages: number; items: number; opened: number; invalid: number };
+        .get({ run }) as Record<'pages' | 'items' | 'opened' | 'closed' | 'updated' | 'invalid', number>;
       const result: RunCounts = {
         pages: tallies.pages,
         items: tallies.items,
-        added: tallies.opened - updated,
-        updated,
-        removed,
+        added: tallies.opened - tallies.updated,
+        updated: tallies.updated,
+        removed: tallies.closed - tallies.updated,
         invalid: tallies.invalid,
       };
       db.prepare(
@@ -59,4 +43,23 @@ export function commitRun(store: Store, run: number, guard: () => void, now = ne
       return result;
     })
     .immediate();
+}
+
+/**
+ * What an unfinished run wrote must be discarded (`discardUnfinishedRuns`) before another run
+ * completes, or this commit would make it visible: refuse rather than publish it.
+ */
+function assertNoUnfinishedData(store: Store, run: number): void {
+  const left = store.db
+    .prepare(
+      `SELECT run FROM runs r WHERE r.status <> 'complete' AND r.run <> @run
+         AND (EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run = r.run)
+              OR EXISTS (SELECT 1 FROM item_versions WHERE valid_to_run = r.run)) LIMIT 1`,
+    )
+    .pluck()
+    .get({ run }) as number | undefined;
+  if (left !== undefined)
+    throw new Error(
+      `run ${left} is unfinished and its versions are not discarded; run ${run} cannot complete`,
+    );
 }

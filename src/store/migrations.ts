@@ -137,24 +137,31 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE staged_items_v2 RENAME TO staged_items;
   `,
   // Each item is written once per run: a run writes its new and changed versions straight into
-  // item_versions (invisible until the run is complete) and notes every id it read in run_seen. Staged
-  // rows of an unfinished run become exactly that, so it still resumes where it stopped.
+  // item_versions and closes the versions they supersede at itself (invisible until the run is
+  // complete), and notes every id it read in run_seen. The staged rows of the latest run, when it is
+  // unfinished, become exactly that, so that it still resumes where it stopped; no other run resumes.
   `
   DROP INDEX item_versions_current;
-  CREATE INDEX item_versions_open ON item_versions (id, valid_from_run) WHERE valid_to_run IS NULL;
+  CREATE INDEX item_versions_open ON item_versions (id) WHERE valid_to_run IS NULL;
   CREATE TABLE run_seen (
     run INTEGER NOT NULL,
     id TEXT NOT NULL,
     PRIMARY KEY (run, id)
   ) WITHOUT ROWID;
-  INSERT OR IGNORE INTO run_seen (run, id)
-    SELECT s.run, s.id FROM staged_items s JOIN runs r ON r.run = s.run WHERE r.status <> 'complete';
+  CREATE TEMP VIEW resumable AS
+    SELECT run FROM runs WHERE status <> 'complete' AND run = (SELECT max(run) FROM runs);
+  INSERT INTO run_seen (run, id) SELECT run, id FROM staged_items WHERE run = (SELECT run FROM resumable);
+  UPDATE item_versions SET valid_to_run = (SELECT run FROM resumable)
+   WHERE valid_to_run IS NULL
+     AND id IN (SELECT s.id FROM staged_items s
+                 WHERE s.run = (SELECT run FROM resumable) AND s.raw IS NOT NULL AND s.hash <> item_versions.hash);
   INSERT INTO item_versions (id, valid_from_run, valid_to_run, hash, title, price, original_price, currency, quantity, published, created_at, url, web_url, photos, photos_id, description, raw_description, fbcomments, shop_id, shop_name, shop_url, shop_image, shop_items_url, raw)
     SELECT s.id, s.run, NULL, s.hash, s.title, s.price, s.original_price, s.currency, s.quantity, s.published, s.created_at, s.url, s.web_url, s.photos, s.photos_id, s.description, s.raw_description, s.fbcomments, s.shop_id, s.shop_name, s.shop_url, s.shop_image, s.shop_items_url, s.raw
-      FROM staged_items s JOIN runs r ON r.run = s.run
-     WHERE r.status <> 'complete' AND s.raw IS NOT NULL
+      FROM staged_items s
+     WHERE s.run = (SELECT run FROM resumable) AND s.raw IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM item_versions v
                         WHERE v.id = s.id AND v.valid_to_run IS NULL AND v.hash = s.hash);
+  DROP VIEW resumable;
   DROP TABLE staged_items;
   `,
 ];

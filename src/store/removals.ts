@@ -1,7 +1,7 @@
 import type { Item } from '../domain/item.js';
 import { ApiError, ProtocolError } from '../errors.js';
 import type { Store } from './open.js';
-import { countRemovalCandidates, isRemovalCandidate, removalCandidates, stageConfirmed } from './staging.js';
+import { closeRemoved, forEachCandidateSlice, isRemovalCandidate, stageConfirmed } from './staging.js';
 
 /** The item at `url`: null when the marketplace says it is gone. */
 export type FetchItem = (url: string) => Promise<Item | null>;
@@ -19,7 +19,7 @@ export interface RemovalSources {
 export interface RemovalCheck {
   /** Items the listing did not show that are still there: written, not retired. */
   stillPresent: number;
-  /** Items confirmed gone: the commit retires them. */
+  /** Items confirmed gone: retired by this run (visible once it is complete). */
   gone: number;
   /** Whether the listing was read a second time. */
   relisted: boolean;
@@ -29,9 +29,9 @@ export interface RemovalCheck {
  * A listing that moves while it is read can skip items that are still there. Before the commit
  * retires an item of the previous snapshot that this run did not read, confirm it is gone: by its URL
  * (404) when there are few and their URLs can tell, otherwise by a second look at the listing. An
- * item found either way is written with its current values. Correctness comes before speed. Only
- * candidates few enough to look up one by one are held in memory; a second look at the listing asks
- * the store about each item instead.
+ * item found either way is written with its current values; the others are retired by this run.
+ * Correctness comes before speed. Only candidates few enough to look up one by one are held in
+ * memory; a second look at the listing asks the store about each item instead.
  */
 export async function confirmRemovals(
   store: Store,
@@ -39,11 +39,17 @@ export async function confirmRemovals(
   sources: RemovalSources,
   concurrency = 8,
 ): Promise<RemovalCheck> {
-  const count = countRemovalCandidates(store, run);
+  const few: Item[] = [];
+  let count = 0;
+  await forEachCandidateSlice(store, run, (candidates) => {
+    count += candidates.length;
+    if (few.length <= sources.relistCost)
+      few.push(...candidates.slice(0, sources.relistCost + 1 - few.length));
+  });
   let present = 0;
   let wanted: WantedItems = { size: count, has: (id) => isRemovalCandidate(store, run, id) };
   if (sources.fetchItem && count > 0 && count <= sources.relistCost) {
-    const byUrl = await lookUpAll(removalCandidates(store, run, count), sources.fetchItem, concurrency);
+    const byUrl = await lookUpAll(few, sources.fetchItem, concurrency);
     stageConfirmed(store, run, byUrl.present);
     present += byUrl.present.length;
     const undecided = new Set(byUrl.undecided.map((item) => item.id));
@@ -51,7 +57,8 @@ export async function confirmRemovals(
   }
   const relisted = wanted.size > 0;
   if (relisted) present += await findInListing(store, run, wanted, sources.relist);
-  return { stillPresent: present, gone: count - present, relisted };
+  const gone = await closeRemoved(store, run);
+  return { stillPresent: present, gone, relisted };
 }
 
 /** The candidates a second look at the listing is for. */

@@ -150,7 +150,7 @@ const DISCARD_SLICE = 2000;
 
 /**
  * Deletes what a run wrote that no reader will ever need: its `run_seen` rows, and for a run that will
- * never complete its versions and invalid items too. Slice by slice, yielding to the event loop between
+ * never complete its versions and invalid items too, reopening the versions it closed. Slice by slice, yielding to the event loop between
  * them; a process killed half way leaves rows that the next sync discards.
  */
 export async function discardRunData(
@@ -168,6 +168,9 @@ export async function discardRunData(
     statements.push(
       db.prepare(
         'DELETE FROM item_versions WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_from_run = @run LIMIT @limit)',
+      ),
+      db.prepare(
+        'UPDATE item_versions SET valid_to_run = NULL WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_to_run = @run LIMIT @limit)',
       ),
       db.prepare(
         'DELETE FROM invalid_items WHERE rowid IN (SELECT rowid FROM invalid_items WHERE run = @run LIMIT @limit)',
@@ -188,6 +191,7 @@ export async function discardUnfinishedRuns(store: Store, current: number): Prom
     .prepare(
       `SELECT run, status = 'complete' FROM runs WHERE run <> ? AND (
          status <> 'complete' AND (EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run = runs.run)
+                                   OR EXISTS (SELECT 1 FROM item_versions WHERE valid_to_run = runs.run)
                                    OR EXISTS (SELECT 1 FROM invalid_items WHERE invalid_items.run = runs.run))
          OR EXISTS (SELECT 1 FROM run_seen WHERE run_seen.run = runs.run))`,
     )

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
 import { ITEM_COLUMNS, itemHash, itemValues, rowToItem } from './item-row.js';
@@ -101,10 +102,11 @@ export function stageConfirmed(store: Store, run: number, items: readonly Item[]
 
 /**
  * Writes what the run read; returns how many ids were new to the run. Every id read is noted in
- * `run_seen` (an id read twice counts once). An item whose values hash as its open version's writes
- * nothing more; a new or changed one writes its version, opened by this run and invisible until the
- * run is complete. Read again within the run, the values read last win: the run's version is
- * replaced, or dropped when the item is back to its open version.
+ * `run_seen` (an id read twice counts once). An item whose values hash as its current version's writes
+ * nothing more. A new or changed one writes its version, opened by this run, and closes the version
+ * it supersedes at this run: readers of complete runs see neither change until the run is complete
+ * (see `VALID_AT`). Read again within the run, the values read last win: the run's version is
+ * replaced, or dropped and the previous one reopened when the item is back to it.
  */
 function writeItems(s: StagingStatements, run: number, items: readonly Item[]): number {
   let fresh = 0;
@@ -114,24 +116,29 @@ function writeItems(s: StagingStatements, run: number, items: readonly Item[]): 
     if (first) fresh += 1;
     const written = first ? undefined : s.runVersionHash.get(item.id, run);
     if (written === hash) continue;
-    if (s.openHash.get(item.id, run) === hash) {
+    const current = s.currentVersion.get(item.id, run, run);
+    if (current?.[0] === hash) {
+      if (current[1] === run) s.reopen.run(item.id, run);
       if (written !== undefined) s.dropRunVersion.run(item.id, run);
-    } else if (written !== undefined) {
-      s.replaceRunVersion.run(...itemValues(item, hash).slice(1), item.id, run);
-    } else {
-      s.insertVersion.run(run, ...itemValues(item, hash));
+      continue;
     }
+    if (current?.[1] === null) s.close.run(run, item.id, run);
+    if (written !== undefined) s.replaceRunVersion.run(...itemValues(item, hash).slice(1), item.id, run);
+    else s.insertVersion.run(run, ...itemValues(item, hash));
   }
   return fresh;
 }
 
 interface StagingStatements {
   readonly markSeen: Database.Statement;
-  readonly openHash: Database.Statement<[string, number], string>;
+  /** [hash, valid_to_run] of the item's version current at the latest complete run (or closed by this run). */
+  readonly currentVersion: Database.Statement<[string, number, number], [string, number | null]>;
   readonly runVersionHash: Database.Statement<[string, number], string>;
   readonly insertVersion: Database.Statement;
   readonly replaceRunVersion: Database.Statement;
   readonly dropRunVersion: Database.Statement;
+  readonly close: Database.Statement;
+  readonly reopen: Database.Statement;
   readonly addInvalid: Database.Statement;
   readonly checkpoint: Database.Statement;
   readonly countConfirmed: Database.Statement;
@@ -146,11 +153,12 @@ function stagingStatements(db: Database.Database): StagingStatements {
   const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
   const statements: StagingStatements = {
     markSeen: db.prepare('INSERT OR IGNORE INTO run_seen (run, id) VALUES (?, ?)'),
-    openHash: db
-      .prepare<[string, number], string>(
-        'SELECT hash FROM item_versions WHERE id = ? AND valid_to_run IS NULL AND valid_from_run < ?',
+    currentVersion: db
+      .prepare<[string, number, number], [string, number | null]>(
+        `SELECT hash, valid_to_run FROM item_versions WHERE id = ? AND valid_from_run < ?
+           AND (valid_to_run IS NULL OR valid_to_run = ?)`,
       )
-      .pluck(),
+      .raw(),
     runVersionHash: db
       .prepare<[string, number], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_from_run = ?')
       .pluck(),
@@ -163,6 +171,10 @@ function stagingStatements(db: Database.Database): StagingStatements {
          WHERE id = ? AND valid_from_run = ?`,
     ),
     dropRunVersion: db.prepare('DELETE FROM item_versions WHERE id = ? AND valid_from_run = ?'),
+    close: db.prepare(
+      'UPDATE item_versions SET valid_to_run = ? WHERE id = ? AND valid_to_run IS NULL AND valid_from_run < ?',
+    ),
+    reopen: db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE id = ? AND valid_to_run = ?'),
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
       `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
@@ -180,23 +192,58 @@ const CANDIDATES = `FROM item_versions v
     AND NOT EXISTS (SELECT 1 FROM run_seen s WHERE s.run = @run AND s.id = v.id)
     AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = @run AND i.id = v.id)`;
 
-/** How many items of the latest complete snapshot this run has not read: candidates for removal. */
-export function countRemovalCandidates(store: Store, run: number): number {
-  return store.db.prepare(`SELECT count(*) ${CANDIDATES}`).pluck().get({ run }) as number;
-}
+/** Open versions per slice of a scan: one slice is one short synchronous stretch. */
+const SLICE = 2000;
 
-/** At most `limit` removal candidates, by id: callers ask only for as many as they can afford to hold. */
-export function removalCandidates(store: Store, run: number, limit: number): Item[] {
-  const rows = store.db
+/**
+ * Calls `visit` with the removal candidates of `run` among each slice of open versions, in id order,
+ * yielding to the event loop between slices: no statement scans the whole shop at once.
+ */
+export async function forEachCandidateSlice(
+  store: Store,
+  run: number,
+  visit: (candidates: Item[]) => void,
+): Promise<void> {
+  const sliceEnd = store.db
     .prepare(
-      `SELECT ${ITEM_COLUMNS.map((c) => `v.${c}`).join(', ')} ${CANDIDATES} ORDER BY v.id LIMIT @limit`,
+      `SELECT max(id) FROM (SELECT id FROM item_versions
+        WHERE valid_to_run IS NULL AND id > @after ORDER BY id LIMIT ${SLICE})`,
     )
-    .raw()
-    .all({ run, limit }) as unknown[][];
-  return rows.map(rowToItem);
+    .pluck();
+  const inSlice = store.db
+    .prepare(
+      `SELECT ${ITEM_COLUMNS.map((c) => `v.${c}`).join(', ')} ${CANDIDATES}
+          AND v.id > @after AND v.id <= @last ORDER BY v.id`,
+    )
+    .raw();
+  let after = '';
+  for (;;) {
+    const last = sliceEnd.get({ after }) as string | null;
+    if (last === null) return;
+    visit((inSlice.all({ run, after, last }) as unknown[][]).map(rowToItem));
+    after = last;
+    await setImmediate();
+  }
 }
 
 /** Whether `id` is still a removal candidate of `run`. */
 export function isRemovalCandidate(store: Store, run: number, id: string): boolean {
   return store.db.prepare(`SELECT 1 ${CANDIDATES} AND v.id = @id`).pluck().get({ run, id }) === 1;
+}
+
+/**
+ * Closes the versions of every remaining removal candidate at `run` (confirmed gone), slice by slice;
+ * like the run's other writes, readers see it only once the run is complete. Returns how many.
+ */
+export async function closeRemoved(store: Store, run: number): Promise<number> {
+  const close = store.db.prepare(
+    'UPDATE item_versions SET valid_to_run = @run WHERE id = @id AND valid_to_run IS NULL AND valid_from_run < @run',
+  );
+  let closed = 0;
+  await forEachCandidateSlice(store, run, (gone) => {
+    store.db.transaction(() => {
+      for (const item of gone) closed += close.run({ run, id: item.id }).changes;
+    })();
+  });
+  return closed;
 }

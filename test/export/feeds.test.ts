@@ -162,7 +162,7 @@ describe('writeFeeds after each complete sync', () => {
     const store = openTempStore(temp.dir);
     try {
       const items = Array.from({ length: 3000 }, (_, n) => makeItem(`item-${String(n).padStart(5, '0')}`));
-      const run = commitItems(store, [items]);
+      const run = await commitItems(store, [items]);
       let queries = 0;
       let done = false;
       const writing = writeFeeds(store, paths, run, { gzip: false, log: silentLogger() }).finally(() => {

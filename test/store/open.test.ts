@@ -29,10 +29,10 @@ describe('openStore', () => {
     again.close();
   });
 
-  it('is readable by the sqlite3 command while a connection holds it open', () => {
+  it('is readable by the sqlite3 command while a connection holds it open', async () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
     const store = openStore(file);
-    commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const out = execFileSync('python3', [
       '-c',
       'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("select count(*) from item_versions").fetchone()[0])',
@@ -60,10 +60,10 @@ describe('openStore', () => {
     expect(() => openStore(file)).toThrow(new RegExp(`^Cannot open store ${file}: .+\\.$`));
   });
 
-  it('says the store is locked by another process, retryably, and leaves its data intact', () => {
+  it('says the store is locked by another process, retryably, and leaves its data intact', async () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
     const store = openStore(file);
-    const run = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const run = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     store.close();
     const holder = new Database(file);
     holder.pragma('locking_mode = EXCLUSIVE');
@@ -83,11 +83,11 @@ describe('openStore', () => {
     again.close();
   });
 
-  it('says which folder is read-only, and leaves the store as it was', () => {
+  it('says which folder is read-only, and leaves the store as it was', async () => {
     const folder = path.join(temp.dir, 'shop');
     const file = path.join(folder, 'inventory.sqlite');
     const store = openStore(file);
-    const run = commitItems(store, [[makeItem('a')]]);
+    const run = await commitItems(store, [[makeItem('a')]]);
     store.close();
     chmodSync(temp.dir, 0o755);
     chmodSync(folder, 0o555);

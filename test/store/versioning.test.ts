@@ -32,10 +32,10 @@ const versionCount = () => store.db.prepare('SELECT count(*) FROM item_versions'
 const ids = (run: number) => [...snapshotItems(store, run)].map((i) => i.id);
 
 describe('committing runs as type-2 versions', () => {
-  it('writes nothing for an unchanged item and counts it as neither added nor updated', () => {
+  it('writes nothing for an unchanged item and counts it as neither added nor updated', async () => {
     const a = makeItem('a');
-    commitItems(store, [[a, makeItem('b')]]);
-    const second = commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
+    await commitItems(store, [[a, makeItem('b')]]);
+    const second = await commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
     expect(versionCount()).toBe(2);
     expect(getRun(store, second)).toMatchObject({
       status: 'complete',
@@ -46,9 +46,9 @@ describe('committing runs as type-2 versions', () => {
     });
   });
 
-  it('closes the old version and opens a new one when a tracked field changes', () => {
-    const first = commitItems(store, [[makeItem('a')]]);
-    const second = commitItems(store, [[makeItem('a', { quantity: 5 })]]);
+  it('closes the old version and opens a new one when a tracked field changes', async () => {
+    const first = await commitItems(store, [[makeItem('a')]]);
+    const second = await commitItems(store, [[makeItem('a', { quantity: 5 })]]);
     expect(getRun(store, second)).toMatchObject({ added: 0, updated: 1, removed: 0 });
     expect([...snapshotItems(store, first)][0]?.quantity).toBe(1);
     expect([...snapshotItems(store, second)][0]?.quantity).toBe(5);
@@ -61,10 +61,10 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('retires a missing item and brings it back as added when it returns', () => {
-    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const r2 = commitItems(store, [[makeItem('a')]]);
-    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('retires a missing item and brings it back as added when it returns', async () => {
+    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const r2 = await commitItems(store, [[makeItem('a')]]);
+    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     expect(getRun(store, r2)).toMatchObject({ removed: 1, added: 0 });
     expect(getRun(store, r3)).toMatchObject({ removed: 0, added: 1 });
     expect([ids(r1), ids(r2), ids(r3)]).toEqual([['a', 'b'], ['a'], ['a', 'b']]);
@@ -88,8 +88,8 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('takes the values read last when an id read twice was unchanged one time and changed the other', () => {
-    const first = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('takes the values read last when an id read twice was unchanged one time and changed the other', async () => {
+    const first = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const pages = [
       [makeItem('a'), makeItem('b', { quantity: 5 })],
@@ -112,8 +112,8 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', () => {
-    commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', async () => {
+    await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
     stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
@@ -125,7 +125,7 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('round-trips every field exactly, raw included', () => {
+  it('round-trips every field exactly, raw included', async () => {
     const item = makeItem('x', {
       title: '=SUM(A1) "quoted", line\nbreak 🎉 Привет',
       price: '0.3' as Decimal,
@@ -137,14 +137,14 @@ describe('committing runs as type-2 versions', () => {
       shop_image: 'https://p/shop.png',
       raw: '{"id":"x","price":"0.30","extra":[1,2]}',
     });
-    const run = commitItems(store, [[item]]);
+    const run = await commitItems(store, [[item]]);
     expect([...snapshotItems(store, run)]).toEqual([item]);
   });
 });
 
 describe('runs', () => {
-  it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', () => {
-    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', async () => {
+    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     stagePages(
       store,
@@ -153,7 +153,7 @@ describe('runs', () => {
       () => undefined,
     );
     failRun(store, failed, 'HTTP 503');
-    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     expect(latestCompleteRun(store)).toBe(r3);
     expect(previousCompleteRun(store, r3)).toBe(r1);
     expect(listRuns(store).map((r) => [r.run, r.status])).toEqual([
