@@ -187,7 +187,7 @@ function stagingStatements(db: Database.Database): StagingStatements {
 }
 
 /** Open versions of complete runs that `run` has neither read nor seen as invalid: removal candidates. */
-const CANDIDATES = `FROM item_versions v
+const CANDIDATES = `FROM item_versions v INDEXED BY item_versions_open
   WHERE v.valid_to_run IS NULL AND v.valid_from_run < @run
     AND NOT EXISTS (SELECT 1 FROM run_seen s WHERE s.run = @run AND s.id = v.id)
     AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = @run AND i.id = v.id)`;
@@ -206,7 +206,7 @@ export async function forEachCandidateSlice(
 ): Promise<void> {
   const sliceEnd = store.db
     .prepare(
-      `SELECT max(id) FROM (SELECT id FROM item_versions
+      `SELECT max(id) FROM (SELECT id FROM item_versions INDEXED BY item_versions_open
         WHERE valid_to_run IS NULL AND id > @after ORDER BY id LIMIT ${SLICE})`,
     )
     .pluck();
