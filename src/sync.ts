@@ -92,6 +92,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     tokenStore: deps.tokenStore,
     signal: deps.signal,
     events: deps.events,
+    maxInFlight: deps.config.maxInFlight,
   });
   let store: Store | undefined;
   let lease: Lease | undefined;
