@@ -92,7 +92,7 @@ export class MarketplaceClient {
 
   /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, concurrency, maxPages, ...listing } = query;
+    const { startPage, concurrency, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
     const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
       const path = listingPath(listing, page);
@@ -103,7 +103,7 @@ export class MarketplaceClient {
         read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
       });
     };
-    return readPages(fetchPage, { startPage, concurrency, maxPages });
+    return readPages(fetchPage, { startPage, concurrency, maxInFlight, maxPages });
   }
 
   /** The listing's first page alone, to prove settings and credentials (`check`); reads nothing more. */
@@ -111,7 +111,9 @@ export class MarketplaceClient {
     const pages = this.readItems({ ...query, concurrency: 1, maxPages: 1 });
     try {
       const first = await pages.next();
-      return first.done ? { page: 1, items: [], invalid: [], received: 0, duplicates: 0 } : first.value;
+      return first.done
+        ? { page: 1, items: [], invalid: [], received: 0, duplicates: 0, rereads: 0 }
+        : first.value;
     } finally {
       await pages.return(undefined);
     }

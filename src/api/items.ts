@@ -16,6 +16,8 @@ export interface ItemPage {
   readonly invalid: InvalidItem[];
   readonly received: number;
   readonly duplicates: number;
+  /** Extra readings of this page made to confirm it. */
+  readonly rereads: number;
 }
 
 export interface PageReadOptions {
@@ -23,6 +25,8 @@ export interface PageReadOptions {
   readonly startPage?: number;
   /** Pages requested ahead of the one being consumed; 1 reads strictly one page after another. */
   readonly concurrency?: number;
+  /** The most pages in flight at once, whatever the read-ahead would like. */
+  readonly maxInFlight?: number;
   /** Pages read before giving up on ever seeing the end. */
   readonly maxPages?: number;
 }
@@ -47,7 +51,7 @@ export async function* readPages(
   options: PageReadOptions = {},
 ): AsyncGenerator<ItemPage> {
   const startPage = options.startPage ?? 1;
-  const window = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const window = Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, options.maxInFlight ?? Infinity);
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
   checkOptions(startPage, window, maxPages);
   const lastPage = startPage + maxPages - 1;
@@ -154,6 +158,6 @@ class RepeatGuard {
       if (result.ok) items.push(result.item);
       else invalid.push(result.invalid);
     });
-    return { page, items, invalid, received: raw.elements.length, duplicates };
+    return { page, items, invalid, received: raw.elements.length, duplicates, rereads: 0 };
   }
 }

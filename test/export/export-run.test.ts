@@ -41,11 +41,11 @@ const request = (extra: Partial<ExportRequest>): ExportRequest => ({
 });
 
 /** Two complete runs and a failed one after them. */
-function history(): number[] {
+async function history(): Promise<number[]> {
   const store = openStore(paths.store);
   try {
-    const first = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const second = commitItems(store, [[makeItem('a', { quantity: 9 })]]);
+    const first = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const second = await commitItems(store, [[makeItem('a', { quantity: 9 })]]);
     failRun(store, beginRun(store, { query: 'q', resumeWindowMinutes: 0 }).run, 'HTTP 503');
     return [first, second];
   } finally {
@@ -55,7 +55,7 @@ function history(): number[] {
 
 describe('exportRun', () => {
   it('writes the latest complete run as CSV to stdout, or any complete run to a file', async () => {
-    const [first] = history();
+    const [first] = await history();
     const out = collect();
     expect(await exportRun(request({ stdout: out.stream }))).toBe(2);
     expect(out.text().split('\n')).toHaveLength(3);
@@ -67,7 +67,7 @@ describe('exportRun', () => {
   });
 
   it('writes a snapshot.sqlite file with --format sqlite', async () => {
-    history();
+    await history();
     const file = path.join(temp.dir, 'north.sqlite');
     await exportRun(request({ format: 'sqlite', out: file }));
     expect(querySqlite(file, 'SELECT run, previous_run FROM meta')).toEqual([{ run: 2, previous_run: 1 }]);
@@ -81,7 +81,7 @@ describe('exportRun', () => {
         paths.store,
       ),
     );
-    history();
+    await history();
     await expect(exportRun(request({ format: 'sqlite' }))).rejects.toBeInstanceOf(UsageError);
     await expect(exportRun(request({ run: 3 }))).rejects.toThrow(
       'Run 3 of shop north is not complete (failed): only complete runs can be exported.',

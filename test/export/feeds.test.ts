@@ -307,8 +307,8 @@ describe('writeFeeds after each complete sync', () => {
       writeFeeds(store, paths, run, { gzip: false, log: silentLogger(), onPoint });
     try {
       const original = [makeItem('a'), makeItem('b')];
-      await feeds(commitItems(store, [original]));
-      const second = commitItems(store, [[makeItem('a', { quantity: 7 })]]);
+      await feeds(await commitItems(store, [original]));
+      const second = await commitItems(store, [[makeItem('a', { quantity: 7 })]]);
       const crash = (point: string) => {
         if (point === 'feeds-renamed') throw new Error('killed');
       };
@@ -317,7 +317,7 @@ describe('writeFeeds after each complete sync', () => {
 
       // Back to the first run's items: nothing changed since the published run 1, but the feeds in
       // place are run 2's.
-      const third = commitItems(store, [original]);
+      const third = await commitItems(store, [original]);
       await feeds(third);
       expect(readCsvRecords(paths.inventoryCsv).map((r) => [r.id, r.quantity])).toEqual([
         ['a', '1'],
@@ -338,7 +338,7 @@ describe('writeFeeds after each complete sync', () => {
   it('says so when the record of the published feeds cannot be written, the feeds being in place', async () => {
     const store = openTempStore(temp.dir);
     try {
-      const run = commitItems(store, [[makeItem('a')]]);
+      const run = await commitItems(store, [[makeItem('a')]]);
       const failRecord = (point: string) => {
         if (point === 'feeds-renamed') store.db.exec('ALTER TABLE published RENAME TO gone');
       };
@@ -363,7 +363,7 @@ describe('writeFeeds after each complete sync', () => {
     const store = openTempStore(temp.dir);
     try {
       const items = Array.from({ length: 3000 }, (_, n) => makeItem(`item-${String(n).padStart(5, '0')}`));
-      const run = commitItems(store, [items]);
+      const run = await commitItems(store, [items]);
       let queries = 0;
       let done = false;
       const writing = writeFeeds(store, paths, run, { gzip: false, log: silentLogger() }).finally(() => {

@@ -18,8 +18,8 @@ afterEach(() => {
 });
 
 describe('openReader', () => {
-  it('streams from its own connection while the store’s connection keeps writing', () => {
-    const run = commitItems(store, [[makeItem('a'), makeItem('b'), makeItem('c')]]);
+  it('streams from its own connection while the store’s connection keeps writing', async () => {
+    const run = await commitItems(store, [[makeItem('a'), makeItem('b'), makeItem('c')]]);
     const reader = openReader(store);
     try {
       const ids: string[] = [];
@@ -35,7 +35,7 @@ describe('openReader', () => {
     }
   });
 
-  it('names the store when it cannot be opened', () => {
+  it('names the store when it cannot be opened', async () => {
     store.close();
     rmSync(store.path);
     const error = (() => {

@@ -20,19 +20,19 @@ const kinds = (changes: Iterable<{ change: string; id: string }>) =>
   [...changes].map((c) => `${c.change} ${c.id}`);
 
 describe('runContents', () => {
-  it('has no changes for a shop’s first run', () => {
-    const run = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('has no changes for a shop’s first run', async () => {
+    const run = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const contents = runContents(store, 'north', summary(run));
     expect(contents.previousRun).toBeNull();
     expect(withoutRaw(contents.items).map((i) => i.id)).toEqual(['a', 'b']);
     expect([...contents.changes]).toEqual([]);
   });
 
-  it('counts changes from the previous complete run, skipping failed runs, or from the run given', () => {
-    const first = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const second = commitItems(store, [[makeItem('a', { quantity: 5 }), makeItem('b')]]);
+  it('counts changes from the previous complete run, skipping failed runs, or from the run given', async () => {
+    const first = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const second = await commitItems(store, [[makeItem('a', { quantity: 5 }), makeItem('b')]]);
     failRun(store, beginRun(store, { query: 'q', resumeWindowMinutes: 0 }).run, 'HTTP 503');
-    const third = commitItems(store, [[makeItem('a', { quantity: 5 }), makeItem('c')]]);
+    const third = await commitItems(store, [[makeItem('a', { quantity: 5 }), makeItem('c')]]);
 
     const normal = runContents(store, 'north', summary(third));
     expect(normal.previousRun).toBe(second);
@@ -43,8 +43,8 @@ describe('runContents', () => {
     expect(kinds(fromPublished.changes)).toEqual(['updated a', 'removed b', 'added c']);
   });
 
-  it('reads the store only while a list is iterated, and each time afresh', () => {
-    const run = commitItems(store, [[makeItem('a')]]);
+  it('reads the store only while a list is iterated, and each time afresh', async () => {
+    const run = await commitItems(store, [[makeItem('a')]]);
     const contents = runContents(store, 'north', summary(run));
     // Described but not iterated: the connection is free for writes.
     store.db.prepare('UPDATE runs SET heartbeat_at = heartbeat_at').run();

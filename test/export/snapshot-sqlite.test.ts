@@ -39,7 +39,7 @@ const PRICES: Record<string, string> = {
   h: '100.10',
 };
 
-function firstRun(): number {
+async function firstRun(): Promise<number> {
   return commitItems(store, [
     Object.entries(PRICES).map(([id, text]) =>
       makeItem(id, {
@@ -61,7 +61,7 @@ async function write(run: number): Promise<RunSummary> {
 
 describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
   it('compares and orders prices as numbers, with the exact decimal beside them', async () => {
-    await write(firstRun());
+    await write(await firstRun());
     expect(querySqlite(file, 'SELECT id FROM items WHERE price > 1000 ORDER BY id')).toEqual(
       ['c', 'e', 'g'].map((id) => ({ id })),
     );
@@ -88,7 +88,7 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
   });
 
   it('writes published as 0/1 and both photo lists as JSON arrays of the same length', async () => {
-    await write(firstRun());
+    await write(await firstRun());
     expect(querySqlite(file, 'SELECT id FROM items WHERE published = 0')).toEqual([{ id: 'b' }]);
     expect(
       querySqlite(
@@ -102,8 +102,8 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
   });
 
   it('describes itself in meta and records changes with numeric and exact prices', async () => {
-    const first = firstRun();
-    const second = commitItems(store, [
+    const first = await firstRun();
+    const second = await commitItems(store, [
       [makeItem('a', { price: price('1000.5'), published: false }), makeItem('z', { price: price('3') })],
     ]);
     await write(second);
@@ -154,11 +154,11 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
   });
 
   it('can be reused for a later run with the same items: only the header is rewritten', async () => {
-    const first = firstRun();
+    const first = await firstRun();
     await write(first);
     expect(isReusableSnapshot(file, first)).toBe(true);
     expect(isReusableSnapshot(file, first + 1)).toBe(false);
-    const second = commitItems(store, [[makeItem('x')]]);
+    const second = await commitItems(store, [[makeItem('x')]]);
     const summary = getRun(store, second) as RunSummary;
 
     rewriteSnapshotHeader(file, runContents(store, 'north', summary, first));
@@ -169,8 +169,8 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
   });
 
   it('is not reusable once it holds changes', async () => {
-    firstRun();
-    const second = commitItems(store, [[makeItem('x')]]);
+    await firstRun();
+    const second = await commitItems(store, [[makeItem('x')]]);
     await write(second);
     expect(isReusableSnapshot(file, second)).toBe(false);
   });

@@ -47,20 +47,21 @@ const snapshotArb = fc
   .map((items) => items as Item[]);
 
 /** Commits each snapshot as one run of a fresh store; returns the runs and a reader. */
-function storeOf(snapshots: readonly Item[][]) {
+async function storeOf(snapshots: readonly Item[][]) {
   stores += 1;
   const store = openStore(`${temp.dir}/store-${stores}/inventory.sqlite`);
-  const runs = snapshots.map((items) => commitItems(store, items.length > 0 ? [items] : []));
+  const runs: number[] = [];
+  for (const items of snapshots) runs.push(await commitItems(store, items.length > 0 ? [items] : []));
   return { store, runs };
 }
 
 const byId = (items: Iterable<Item>) => new Map([...items].map((item) => [item.id, item]));
 
 describe('diff properties', () => {
-  it('the diff of a snapshot with itself is empty', () => {
-    fc.assert(
-      fc.property(fc.array(snapshotArb, { minLength: 1, maxLength: 3 }), (snapshots) => {
-        const { store, runs } = storeOf(snapshots);
+  it('the diff of a snapshot with itself is empty', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(snapshotArb, { minLength: 1, maxLength: 3 }), async (snapshots) => {
+        const { store, runs } = await storeOf(snapshots);
         try {
           for (const run of runs) expect([...diffRuns(store, run, run)]).toEqual([]);
         } finally {
@@ -71,10 +72,10 @@ describe('diff properties', () => {
     );
   });
 
-  it('applying the diff from run A to run B to A’s snapshot gives B’s, through any runs between', () => {
-    fc.assert(
-      fc.property(fc.array(snapshotArb, { minLength: 2, maxLength: 4 }), (snapshots) => {
-        const { store, runs } = storeOf(snapshots);
+  it('applying the diff from run A to run B to A’s snapshot gives B’s, through any runs between', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(snapshotArb, { minLength: 2, maxLength: 4 }), async (snapshots) => {
+        const { store, runs } = await storeOf(snapshots);
         try {
           const from = runs[0] as number;
           const to = runs.at(-1) as number;

@@ -21,13 +21,13 @@ afterEach(() => {
 const runOf = (quantity: number) => commitItems(store, [[makeItem('a', { quantity }), makeItem('b')]]);
 
 describe('the published run', () => {
-  it('is null until feeds are published, then the run last marked, across reopening', () => {
-    const first = runOf(1);
+  it('is null until feeds are published, then the run last marked, across reopening', async () => {
+    const first = await runOf(1);
     expect(publishedRun(store)).toBeNull();
     expect(feedsLag(store)).toEqual({ published: null, latestComplete: first, lagging: true });
 
     markPublished(store, first);
-    const second = runOf(2);
+    const second = await runOf(2);
     expect(feedsLag(store)).toEqual({ published: first, latestComplete: second, lagging: true });
     markPublished(store, second);
     store.close();
@@ -36,12 +36,12 @@ describe('the published run', () => {
     expect(feedsLag(store)).toEqual({ published: second, latestComplete: second, lagging: false });
   });
 
-  it('does not lag in a store with no complete run', () => {
+  it('does not lag in a store with no complete run', async () => {
     expect(feedsLag(store)).toEqual({ published: null, latestComplete: null, lagging: false });
   });
 
-  it('survives pruning, with every run after it, however few runs are kept', () => {
-    const runs = [runOf(1), runOf(2), runOf(3), runOf(4)];
+  it('survives pruning, with every run after it, however few runs are kept', async () => {
+    const runs = [await runOf(1), await runOf(2), await runOf(3), await runOf(4)];
     markPublished(store, runs[1] as number);
     const snapshot = [...snapshotItems(store, runs[1] as number)];
 
