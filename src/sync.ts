@@ -23,6 +23,7 @@ import {
   discardUnfinishedRuns,
   failRun,
   getRun,
+  getRunDetail,
   previousCompleteRun,
   RUN_COUNT_FIELDS,
   type RunCounts,
@@ -184,21 +185,24 @@ async function completeRun(
     deps.onPoint?.('committed');
     return { ...counts, rereads: reading.rereads };
   } catch (error) {
-    const failure = asRunFailure(error, store, shop, deps);
+    const failure = asRunFailure(error, store, start.run, shop, deps);
     recordFailure(store, start.run, failure, log);
     throw failure;
   }
 }
 
-/** A store error names the file; an abort becomes the interruption it is (the run stays resumable). */
-function asRunFailure(error: unknown, store: Store, shop: ShopConfig, deps: SyncDeps): unknown {
+/**
+ * A store error names the file; a stop, wherever it reached the sync (between pages, in a request, in
+ * a retry wait), is told as the interruption it is, with the page the next sync resumes after.
+ */
+function asRunFailure(error: unknown, store: Store, run: number, shop: ShopConfig, deps: SyncDeps): unknown {
   if (isSqliteError(error)) return storeError(`Cannot write store ${store.path}`, store.path, error);
-  if (deps.signal?.aborted && !(error instanceof InterruptedError))
-    return new InterruptedError(
-      `The sync of shop ${shop.name} was interrupted; the next sync resumes after the last page stored.`,
-      { cause: error },
-    );
-  return error;
+  if (!deps.signal?.aborted) return error;
+  const page = getRunDetail(store, run)?.checkpoint_page ?? 0;
+  return new InterruptedError(
+    `The sync of shop ${shop.name} was interrupted after page ${page}; the next sync resumes from there.`,
+    { cause: error },
+  );
 }
 
 /** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */

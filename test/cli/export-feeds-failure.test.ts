@@ -36,8 +36,6 @@ describe('shop-sync sync when the feeds cannot be written', () => {
     expect(lagging.stdout).toContain(
       'The feeds reflect run 1, not the latest complete run 2: their last publication failed.',
     );
-    const listed = JSON.parse((await runCli(['runs', '--json'], env)).stdout) as { published: boolean }[];
-    expect(listed.map((run) => run.published)).toEqual([true, false]);
 
     rmSync(paths.feedsDir);
     expect((await runCli(['sync'], env)).code).toBe(0);

@@ -28,15 +28,15 @@ export function runsCommand(io: CliIO): Command {
       } finally {
         store?.close();
       }
-      if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map((r) => runJson(r, lag))));
+      if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
       else if (runs.length === 0)
         writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
       else await writeLines(io.stdout, [...runsTable(runs), ...lagNote(lag)]);
     });
 }
 
-/** The contract's `runs --json` element, and whether the published feeds reflect this run. */
-function runJson(r: RunSummary, lag: FeedsLag | undefined) {
+/** The contract's `runs --json` element. */
+function runJson(r: RunSummary) {
   return {
     run: r.run,
     status: r.status,
@@ -47,7 +47,6 @@ function runJson(r: RunSummary, lag: FeedsLag | undefined) {
     updated: r.updated,
     removed: r.removed,
     error: r.error,
-    published: lag?.published === r.run,
   };
 }
 
