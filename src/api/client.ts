@@ -6,9 +6,9 @@ import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
 import { type ItemPage, type PageReadOptions, readPages } from './items.js';
-import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
+import { PAST_END_STATUSES, parseJsonBody, readListingBody } from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
-import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
@@ -102,16 +102,7 @@ export class MarketplaceClient {
 
 function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    throw new TransientError(
-      shown,
-      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
-    );
-  }
-  const result = normaliseItem(json, response.body.trim(), 0);
+  const result = normaliseItem(parseJsonBody(response, shown), response.body.trim(), 0);
   if (!result.ok)
     throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
   return result.item;

@@ -27,21 +27,27 @@ export interface ListingBodyContext {
 const NO_ITEMS: RawPage = Object.freeze({ elements: [], texts: [] });
 
 /**
- * A listing answer as a RawPage. A 200 body that is not JSON was cut short or garbled on the way (a
- * dropped connection can still look like a complete response), so it is worth fetching again; valid
+ * A 200 body as JSON. A body that is not JSON was cut short or garbled on the way (a dropped connection
+ * can still look like a complete response), so it is worth fetching again: a TransientError.
+ */
+export function parseJsonBody(response: HttpResponse, shown: string): unknown {
+  try {
+    return JSON.parse(response.body);
+  } catch {
+    throw new TransientError(
+      shown,
+      `the ${response.body.length}-character HTTP ${response.status} body is not complete JSON`,
+    );
+  }
+}
+
+/**
+ * A listing answer as a RawPage. A body that is not JSON is worth fetching again (parseJsonBody); valid
  * JSON that is not an array is the server breaking the protocol, and is not.
  */
 export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    throw new TransientError(
-      context.shown,
-      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
-    );
-  }
+  const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
   const texts = arrayElementTexts(response.body);
   if (texts.length !== json.length) {

@@ -1,12 +1,12 @@
 import { Catalogue } from './catalogue.js';
 import { FaultDice, mergeFaults } from './faults.js';
-import { type ListingQuery, parseListingQuery, QueryError } from './listing-query.js';
 import { applyMutation } from './mutations.js';
 import type { Settings } from './options.js';
 import { PageLayout, type PageWindow } from './paging.js';
 import { Prng } from './prng.js';
 import type { SimRecord } from './record.js';
 import { type RenderContext, recordJson, renderContext, toSimItem } from './render.js';
+import { type ListingQuery, parseListingQuery, QueryError } from './request-query.js';
 import { TokenIssuer } from './tokens.js';
 import type {
   FaultKind,
