@@ -42,7 +42,21 @@ export interface Faults {
   dropRate: number;
   latencyMs: number;
   malformedRate: number;
+  /** Pages shorter than per_page that lose nothing: the next page starts where this one ended. */
   shortPageRate: number;
+  /**
+   * Per listing request: the answer leaves out its last 1-3 items (never all) although the next page
+   * starts after the full page, so they are lost to a client that believes it. Asked again, the page
+   * may answer fully.
+   */
+  lossyShortPageRate: number;
+  /** Per listing request past page 1 and before the end: a 404, 204 or empty 200 `[]` (in turn) instead
+   * of the page; never twice in a row for the same page. */
+  falseEndRate: number;
+  /** Pages that answer a false end the first time they are asked (and properly after). */
+  falseEndPages: readonly number[];
+  /** When > 0, every listing response body is sent one byte every this many milliseconds. */
+  dripMs: number;
   refreshDeadEnd: boolean;
   ignorePage: boolean;
   moving: MovingFault | null;
@@ -83,6 +97,9 @@ export type FaultKind =
   | 'drop'
   | 'malformed'
   | 'shortPage'
+  | 'lossyShortPage'
+  | 'falseEnd'
+  | 'drip'
   | 'refreshDeadEnd'
   | 'ignorePage'
   | 'moveInsert'
@@ -99,6 +116,8 @@ export interface SimStats {
   /** Token requests refused (invalid client, grant or request). */
   tokenRefusals: number;
   faultsInjected: Record<FaultKind, number>;
+  /** The most listing requests the server was answering at once (from arrival to the last byte sent). */
+  peakListingConcurrency: number;
 }
 
 /** One change the moving-listing fault made to the catalogue while a client was reading it. */
@@ -130,5 +149,8 @@ export interface Simulator {
   stats(): SimStats;
   /** Catalogue changes made by the moving-listing fault, oldest first. */
   moves(): Move[];
+  /** For each listing request, oldest first (the last 100,000), how many listing requests the server
+   * was answering when it arrived, itself included. */
+  listingConcurrency(): number[];
   close(): Promise<void>;
 }

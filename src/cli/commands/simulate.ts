@@ -17,6 +17,10 @@ interface SimulateFlags {
   dropRate?: number;
   malformedRate?: number;
   shortPageRate?: number;
+  lossyShortPageRate?: number;
+  falseEndRate?: number;
+  falseEndPages?: number[];
+  dripMs?: number;
   refreshDeadEnd?: boolean;
   ignorePage?: boolean;
   moveInsertEvery?: number;
@@ -33,6 +37,12 @@ function integer(min: number): (value: string) => number {
       throw new InvalidArgumentError(`expected an integer >= ${min}.`);
     return Number(value);
   };
+}
+
+function pageList(value: string): number[] {
+  if (!/^\d+(,\d+)*$/.test(value) || value.split(',').some((page) => Number(page) < 2))
+    throw new InvalidArgumentError('expected page numbers >= 2, separated by commas.');
+  return value.split(',').map(Number);
 }
 
 function probability(value: string): number {
@@ -64,6 +74,10 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
     latencyMs: flags.latency,
     malformedRate: flags.malformedRate,
     shortPageRate: flags.shortPageRate,
+    lossyShortPageRate: flags.lossyShortPageRate,
+    falseEndRate: flags.falseEndRate,
+    falseEndPages: flags.falseEndPages,
+    dripMs: flags.dripMs,
     refreshDeadEnd: flags.refreshDeadEnd,
     ignorePage: flags.ignorePage,
   };
@@ -130,6 +144,22 @@ export function simulateCommand(io: CliIO): Command {
     .option('--drop-rate <p>', 'probability of a connection dropped mid-body', probability)
     .option('--malformed-rate <p>', 'probability of a truncated JSON page', probability)
     .option('--short-page-rate <p>', 'probability of a short page that loses nothing', probability)
+    .option(
+      '--lossy-short-page-rate <p>',
+      'probability per listing request of an answer missing its last 1-3 items (the next page starts after them)',
+      probability,
+    )
+    .option(
+      '--false-end-rate <p>',
+      'probability per listing request before the end of a 404, 204 or empty [] instead of the page (never twice in a row for a page)',
+      probability,
+    )
+    .option(
+      '--false-end-pages <list>',
+      'pages (e.g. 2,5) answering a false end the first time they are asked',
+      pageList,
+    )
+    .option('--drip-ms <ms>', 'send every listing response body one byte every <ms> milliseconds', integer(1))
     .option('--refresh-dead-end', 'tokens from the refresh grant are refused on the listing')
     .option('--ignore-page', 'serve page 1 whatever page is asked for')
     .option('--move-insert-every <n>', 'insert a new item at the front every N listing requests', integer(1))
