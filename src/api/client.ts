@@ -5,8 +5,14 @@ import { TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import { type ItemPage, type PageReadOptions, readPages } from './items.js';
-import { PAST_END_STATUSES, parseJsonBody, readListingBody } from './listing-body.js';
+import { type ItemPage, type PageReadOptions, type PageRequest, readPages, singlePage } from './items.js';
+import {
+  PAST_END_STATUSES,
+  PUSHBACK_STATUSES,
+  parseJsonBody,
+  type RawPage,
+  readListingBody,
+} from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
@@ -62,20 +68,32 @@ export class MarketplaceClient {
     this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
   }
 
-  /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
+  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, concurrency, maxPages, ...listing } = query;
+    const { startPage, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
-    const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
-      const path = listingPath(listing, page);
-      const shown = `GET ${sanitizeUrl(path)}`;
-      return this.requests.get(path, {
-        signal,
-        accept: first ? [] : PAST_END_STATUSES,
-        read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
-      });
-    };
-    return readPages(fetchPage, { startPage, concurrency, maxPages });
+    return readPages((page, request) => this.listingPage(listing, page, request), {
+      startPage,
+      maxInFlight,
+      maxPages,
+    });
+  }
+
+  /** Page 1 of the listing as the server serves it, in one authorised read (no re-reads, no read-ahead). */
+  async firstPage(query: ListingQuery): Promise<ItemPage> {
+    validateListingQuery(query);
+    return singlePage(1, await this.listingPage(query, 1, { first: true }));
+  }
+
+  private listingPage(listing: ListingQuery, page: number, request: PageRequest): Promise<RawPage> {
+    const path = listingPath(listing, page);
+    const shown = `GET ${sanitizeUrl(path)}`;
+    return this.requests.get(path, {
+      signal: request.signal,
+      accept: request.first ? PUSHBACK_STATUSES : [...PAST_END_STATUSES, ...PUSHBACK_STATUSES],
+      read: (response, secrets) =>
+        readListingBody(response, { shown, mayEnd: !request.first, secrets, pushedBack: request.pushedBack }),
+    });
   }
 
   /**

@@ -13,6 +13,7 @@ import type {
   FaultKind,
   Faults,
   GrantType,
+  ListingArrival,
   Move,
   MovingFault,
   Mutation,
@@ -32,8 +33,8 @@ export interface Reply {
 }
 
 const SERVER_ERRORS = [500, 502, 503] as const;
-/** Arrivals whose concurrency is kept for `listingConcurrency()`. */
-const CONCURRENCY_KEPT = 100_000;
+/** Listing arrivals kept for `listingArrivals()`. */
+const ARRIVALS_KEPT = 100_000;
 const OPEN_BRACKET = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE_BRACKET = Buffer.from(']');
@@ -88,7 +89,7 @@ export class Marketplace {
   private readonly layout: PageLayout;
   private readonly dice: FaultDice;
   private readonly pageFaults: PageFaults;
-  private readonly concurrency: number[] = [];
+  private readonly arrivals: ListingArrival[] = [];
   private listingsOpen = 0;
   private readonly mutationRng: Prng;
   private readonly moveRng: Prng;
@@ -144,20 +145,20 @@ export class Marketplace {
     this.counters.requests += 1;
   }
 
-  /** A listing request arrived; `listingAnswered` is called once its answer is sent or abandoned. */
-  listingArrived(): void {
+  /** A listing request for `page` arrived; `listingAnswered` is called once its answer is sent or abandoned. */
+  listingArrived(page: number): void {
     this.listingsOpen += 1;
     this.counters.peakListingConcurrency = Math.max(this.counters.peakListingConcurrency, this.listingsOpen);
-    if (this.concurrency.length === CONCURRENCY_KEPT) this.concurrency.shift();
-    this.concurrency.push(this.listingsOpen);
+    if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
+    this.arrivals.push({ page, concurrency: this.listingsOpen });
   }
 
   listingAnswered(): void {
     this.listingsOpen -= 1;
   }
 
-  listingConcurrency(): number[] {
-    return [...this.concurrency];
+  listingArrivals(): ListingArrival[] {
+    return this.arrivals.map((arrival) => ({ ...arrival }));
   }
 
   token(params: Readonly<Record<string, string>>): Reply {

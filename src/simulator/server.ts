@@ -104,8 +104,9 @@ function failure(error: unknown): Reply {
 function handler(market: Marketplace) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     market.countRequest();
-    if (req.method === 'GET' && req.url?.split('?')[0] === LISTING_PATH) {
-      market.listingArrived();
+    const [path, query = ''] = (req.url ?? '/').split('?');
+    if (req.method === 'GET' && path === LISTING_PATH) {
+      market.listingArrived(Number(new URLSearchParams(query).get('page')) || 1);
       res.once('close', () => market.listingAnswered());
     }
     const { latencyMs } = market.faults;
@@ -146,7 +147,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setFaults: (f) => market.setFaults(f),
     stats: () => market.stats(),
     moves: () => market.moves(),
-    listingConcurrency: () => market.listingConcurrency(),
+    listingArrivals: () => market.listingArrivals(),
     prerender: (signal) => market.prerender(signal),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {

@@ -120,6 +120,14 @@ export interface SimStats {
   peakListingConcurrency: number;
 }
 
+/** One listing request as the server saw it arrive. */
+export interface ListingArrival {
+  /** The page asked for (1 when absent or unreadable). */
+  page: number;
+  /** How many listing requests the server was answering at that moment, this one included. */
+  concurrency: number;
+}
+
 /** One change the moving-listing fault made to the catalogue while a client was reading it. */
 export interface Move {
   kind: 'insert' | 'remove';
@@ -149,8 +157,7 @@ export interface Simulator {
   stats(): SimStats;
   /** Catalogue changes made by the moving-listing fault, oldest first. */
   moves(): Move[];
-  /** For each listing request, oldest first (the last 100,000), how many listing requests the server
-   * was answering when it arrived, itself included. */
-  listingConcurrency(): number[];
+  /** The listing requests, oldest first (the last 100,000). */
+  listingArrivals(): ListingArrival[];
   close(): Promise<void>;
 }

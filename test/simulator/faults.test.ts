@@ -163,12 +163,16 @@ describe('a dripping body', () => {
 });
 
 describe('concurrency', () => {
-  it('records how many listing requests were being answered when each arrived', async () => {
+  it('records the page and how many listing requests were being answered when each arrived', async () => {
     sim.setFaults({ latencyMs: 50 });
-    const before = sim.listingConcurrency().length;
+    const before = sim.listingArrivals().length;
     await Promise.all([1, 2, 3].map((page) => listPage(sim, token, `per_page=10&page=${page}`)));
-    const seen = sim.listingConcurrency().slice(before);
-    expect(seen).toEqual([1, 2, 3]);
+    const seen = sim.listingArrivals().slice(before);
+    expect(seen).toEqual([
+      { page: 1, concurrency: 1 },
+      { page: 2, concurrency: 2 },
+      { page: 3, concurrency: 3 },
+    ]);
     expect(sim.stats().peakListingConcurrency).toBeGreaterThanOrEqual(3);
   });
 });
