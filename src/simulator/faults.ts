@@ -10,6 +10,7 @@ export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   malformedRate: 0,
   shortPageRate: 0,
   lossyShortPageRate: 0,
+  lossyShortPages: [],
   falseEndRate: 0,
   falseEndPages: [],
   dripMs: 0,
@@ -39,8 +40,10 @@ export function mergeFaults(current: Readonly<Faults>, update: Partial<Faults>):
   checkRate('shortPageRate', next.shortPageRate);
   checkRate('lossyShortPageRate', next.lossyShortPageRate);
   checkRate('falseEndRate', next.falseEndRate);
-  for (const page of next.falseEndPages) checkCount('falseEndPages[]', page, false);
-  next.falseEndPages = [...next.falseEndPages];
+  for (const name of ['falseEndPages', 'lossyShortPages'] as const) {
+    for (const page of next[name]) checkCount(`${name}[]`, page, false);
+    next[name] = [...next[name]];
+  }
   if (next.retryAfter !== 'date') checkCount('retryAfter', next.retryAfter, true);
   for (const name of ['latencyMs', 'dripMs'] as const) {
     if (!(next[name] >= 0 && Number.isFinite(next[name])))

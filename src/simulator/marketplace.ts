@@ -197,7 +197,7 @@ export class Marketplace {
       this.countFault('falseEnd');
       return { ...falseEnd };
     }
-    return this.dripping(this.answerPage(records, window, fault));
+    return this.dripping(this.answerPage(records, query.page, window, fault));
   }
 
   item(authorization: string | undefined, id: string): Reply {
@@ -220,7 +220,7 @@ export class Marketplace {
 
   setFaults(update: Partial<Faults>): void {
     this.currentFaults = mergeFaults(this.currentFaults, update);
-    if (update.falseEndPages) this.pageFaults.resetListed();
+    this.pageFaults.resetListed(update);
     this.layout.setShortPageRate(this.currentFaults.shortPageRate);
   }
 
@@ -265,8 +265,13 @@ export class Marketplace {
     return this.layout.window(query.page, query.perPage, total);
   }
 
-  private answerPage(records: readonly SimRecord[], window: PageWindow, fault: ListingFault): Reply {
-    const body = this.page(records, window);
+  private answerPage(
+    records: readonly SimRecord[],
+    page: number,
+    window: PageWindow,
+    fault: ListingFault,
+  ): Reply {
+    const body = this.page(records, page, window);
     if (fault === 'drop') {
       this.countFault('drop');
       return { status: 200, body, cut: true };
@@ -284,10 +289,10 @@ export class Marketplace {
     return { ...reply, dripMs: this.currentFaults.dripMs };
   }
 
-  private page(records: readonly SimRecord[], { start, size, short }: PageWindow): Buffer {
+  private page(records: readonly SimRecord[], page: number, { start, size, short }: PageWindow): Buffer {
     const full = Math.min(start + size, records.length);
     if (short && full < records.length) this.countFault('shortPage');
-    const lost = this.pageFaults.lost(this.currentFaults, full - start);
+    const lost = this.pageFaults.lost(this.currentFaults, page, full - start);
     if (lost > 0) this.countFault('lossyShortPage');
     const end = full - lost;
     const parts: Buffer[] = [OPEN_BRACKET];

@@ -21,6 +21,8 @@ export class PageFaults {
   private readonly endedLast = new Set<number>();
   /** Pages of `falseEndPages` that have had their false end. */
   private readonly listedServed = new Set<number>();
+  /** Pages of `lossyShortPages` that have had their lossy answer. */
+  private readonly listedLossy = new Set<number>();
   private falseEnds = 0;
 
   constructor(seed: number) {
@@ -28,9 +30,10 @@ export class PageFaults {
     this.endRng = new Prng(seed ^ 0xe4d);
   }
 
-  /** A new `falseEndPages` list: each of its pages gets its false end again. */
-  resetListed(): void {
-    this.listedServed.clear();
+  /** A new list of pages in `update`: each of its pages gets its fault again. */
+  resetListed(update: Partial<Faults>): void {
+    if (update.falseEndPages) this.listedServed.clear();
+    if (update.lossyShortPages) this.listedLossy.clear();
   }
 
   /** The false end to answer instead of `page`, if any; `inside`: the page lies before the listing's end. */
@@ -50,9 +53,14 @@ export class PageFaults {
     return answer;
   }
 
-  /** How many of the last of a page's `size` items this answer leaves out (never all of them). */
-  lost(faults: Readonly<Faults>, size: number): number {
-    if (faults.lossyShortPageRate === 0 || size < 2) return 0;
+  /** How many of the last of `page`'s `size` items this answer leaves out (never all of them). */
+  lost(faults: Readonly<Faults>, page: number, size: number): number {
+    if (size < 2) return 0;
+    if (faults.lossyShortPages.includes(page) && !this.listedLossy.has(page)) {
+      this.listedLossy.add(page);
+      return 1;
+    }
+    if (faults.lossyShortPageRate === 0) return 0;
     if (this.lossRng.next() >= faults.lossyShortPageRate) return 0;
     return 1 + this.lossRng.int(Math.min(3, size - 1));
   }

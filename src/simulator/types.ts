@@ -50,6 +50,8 @@ export interface Faults {
    * may answer fully.
    */
   lossyShortPageRate: number;
+  /** Pages whose first answer leaves out its last item (and is whole after), as the rate above. */
+  lossyShortPages: readonly number[];
   /** Per listing request past page 1 and before the end: a 404, 204 or empty 200 `[]` (in turn) instead
    * of the page; never twice in a row for the same page. */
   falseEndRate: number;

@@ -18,6 +18,7 @@ interface SimulateFlags {
   malformedRate?: number;
   shortPageRate?: number;
   lossyShortPageRate?: number;
+  lossyShortPages?: number[];
   falseEndRate?: number;
   falseEndPages?: number[];
   dripMs?: number;
@@ -39,10 +40,12 @@ function integer(min: number): (value: string) => number {
   };
 }
 
-function pageList(value: string): number[] {
-  if (!/^\d+(,\d+)*$/.test(value) || value.split(',').some((page) => Number(page) < 2))
-    throw new InvalidArgumentError('expected page numbers >= 2, separated by commas.');
-  return value.split(',').map(Number);
+function pageList(min: number): (value: string) => number[] {
+  return (value) => {
+    if (!/^\d+(,\d+)*$/.test(value) || value.split(',').some((page) => Number(page) < min))
+      throw new InvalidArgumentError(`expected page numbers >= ${min}, separated by commas.`);
+    return value.split(',').map(Number);
+  };
 }
 
 function probability(value: string): number {
@@ -75,6 +78,7 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
     malformedRate: flags.malformedRate,
     shortPageRate: flags.shortPageRate,
     lossyShortPageRate: flags.lossyShortPageRate,
+    lossyShortPages: flags.lossyShortPages,
     falseEndRate: flags.falseEndRate,
     falseEndPages: flags.falseEndPages,
     dripMs: flags.dripMs,
@@ -150,6 +154,11 @@ export function simulateCommand(io: CliIO): Command {
       probability,
     )
     .option(
+      '--lossy-short-pages <list>',
+      'pages (e.g. 2,5) whose first answer misses its last item (the next page starts after it)',
+      pageList(1),
+    )
+    .option(
       '--false-end-rate <p>',
       'probability per listing request before the end of a 404, 204 or empty [] instead of the page (never twice in a row for a page)',
       probability,
@@ -157,7 +166,7 @@ export function simulateCommand(io: CliIO): Command {
     .option(
       '--false-end-pages <list>',
       'pages (e.g. 2,5) answering a false end the first time they are asked',
-      pageList,
+      pageList(2),
     )
     .option('--drip-ms <ms>', 'send every listing response body one byte every <ms> milliseconds', integer(1))
     .option('--refresh-dead-end', 'tokens from the refresh grant are refused on the listing')
