@@ -93,7 +93,7 @@ export async function* readPages(
       }
       let reading = receivedOf(next.raw);
       if (reading.length === 0) {
-        const [again] = await Promise.all([read(next.page), held && confirm(held, read, 1)]);
+        const [again] = await Promise.all([read(next.page), held && confirm(held, read, guard)]);
         if (again.length === 0) {
           if (held) yield guard.finish(held);
           return;
@@ -107,7 +107,7 @@ export async function* readPages(
       }
       guard.measure(reading.length);
       if (held) {
-        if (held.size < guard.largest) await confirm(held, read, 1);
+        if (held.size < guard.largest) await confirm(held, read, guard);
         yield guard.finish(held);
       }
       held = new PageReadings(next.page, reading);
@@ -118,12 +118,16 @@ export async function* readPages(
   }
 }
 
-/** Reads `held` again until two readings in a row agree (at least `minimum` more readings). */
+/**
+ * Reads `held` again until two readings in a row agree. A short page is read at least twice more: two
+ * answers that leave out the same items are rarer than one, and any whole answer among them is kept.
+ */
 async function confirm(
   held: PageReadings,
   read: (page: number) => Promise<Received[]>,
-  minimum: number,
+  guard: ListingGuard,
 ): Promise<void> {
+  const minimum = held.size < guard.largest ? 2 : 1;
   for (let n = 1; n <= MAX_REREADS; n += 1) {
     held.rereads += 1;
     if (held.add(await read(held.page)) && n >= minimum) return;
