@@ -76,6 +76,7 @@ export class MarketplaceClient {
       startPage,
       maxInFlight,
       maxPages,
+      pageSize: listing.perPage,
     });
   }
 

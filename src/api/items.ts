@@ -29,6 +29,8 @@ export interface PageReadOptions {
   readonly maxInFlight?: number;
   /** Pages read before giving up on ever seeing the end. */
   readonly maxPages?: number;
+  /** The `per_page` asked for, if any: a page that long is whole whatever the other pages hold. */
+  readonly pageSize?: number;
 }
 
 export const DEFAULT_MAX_PAGES = 100_000;
@@ -51,9 +53,11 @@ export type FetchPage = (page: number, request: PageRequest) => Promise<RawPage>
 /**
  * Reads pages from `startPage` to the end of the listing, yielding them in order. Nothing about one
  * answer is believed on its own:
- * - a page is held back until its successor is known; a page shorter than the largest page seen that
+ * - a page is held back until its successor is known; a page that may be short (see `mayBeShort`) and
  *   is followed by a non-empty page is read again until two readings agree (a server may leave out the
  *   last items of one answer), and the page yields every id of every reading;
+ * - when the listing moved while a page was read (see `ListingGuard.moved`), every page already
+ *   requested after it is read once more: the server may have answered them before the move;
  * - an empty page (or a 404 or 204 after the first page) is asked again, and the last page read again,
  *   before the end is believed; a server that repeats a short last page for every later page (it clamps
  *   `page`) ends there too, and one that ignores `page` fails.
@@ -81,8 +85,10 @@ export async function* readPages(
   const fetch = (page: number) => slots.run(() => fetchPage(page, request(page)));
   const read = async (page: number) => receivedOf(await fetch(page));
   const ahead = new ReadAhead(fetch, startPage, lastPage, window);
-  const guard = new ListingGuard();
+  const guard = new ListingGuard(options.pageSize);
   let held: PageReadings | undefined;
+  /** Pages up to this one are read once more: they may have been served before the listing moved. */
+  let rereadThrough = 0;
   try {
     for (;;) {
       const next = await ahead.take();
@@ -92,30 +98,45 @@ export async function* readPages(
         );
       }
       let reading = receivedOf(next.raw);
-      if (reading.length === 0) {
-        const [again] = await Promise.all([read(next.page), held && confirm(held, read, guard)]);
-        if (again.length === 0) {
-          if (held) yield guard.finish(held);
-          return;
-        }
-        reading = again;
-      }
-      if (held && guard.endsAtRepeat(next.page, reading, held)) {
-        held.add(reading);
-        yield guard.finish(held);
+      const reasked = reading.length === 0;
+      if (reasked) reading = await askAgain(next.page, held, read, guard);
+      if (reading.length === 0 || (held && guard.endsAtRepeat(next.page, reading, held))) {
+        if (held) yield guard.finish(held.add(reading));
         return;
       }
       guard.measure(reading.length);
       if (held) {
-        if (held.size < guard.largest) await confirm(held, read, guard);
+        if (guard.mayBeShort(held)) await confirm(held, read, guard);
+        if (guard.moved(held)) rereadThrough = Math.max(rereadThrough, ahead.requested);
         yield guard.finish(held);
       }
       held = new PageReadings(next.page, reading);
+      if (reasked) held.rereads += 1;
+      if (held.page <= rereadThrough) await rereadOnce(held, read);
     }
   } finally {
     abort.abort();
     await ahead.drain();
   }
+}
+
+/**
+ * Asks for an empty `page` again, confirming the page before it (`held`) meanwhile. When the listing
+ * moved while `held` was read again, whatever that pushed out lands on `page`: asked once more.
+ */
+async function askAgain(
+  page: number,
+  held: PageReadings | undefined,
+  read: (page: number) => Promise<Received[]>,
+  guard: ListingGuard,
+): Promise<Received[]> {
+  const [again] = await Promise.all([read(page), held && confirm(held, read, guard)]);
+  return again.length === 0 && held && guard.moved(held) ? read(page) : again;
+}
+
+async function rereadOnce(held: PageReadings, read: (page: number) => Promise<Received[]>): Promise<void> {
+  held.rereads += 1;
+  held.add(await read(held.page));
 }
 
 /**
@@ -127,10 +148,10 @@ async function confirm(
   read: (page: number) => Promise<Received[]>,
   guard: ListingGuard,
 ): Promise<void> {
-  const minimum = held.size < guard.largest ? 2 : 1;
+  const minimum = guard.mayBeShort(held) ? 2 : 1;
   for (let n = 1; n <= MAX_REREADS; n += 1) {
     held.rereads += 1;
-    if (held.add(await read(held.page)) && n >= minimum) return;
+    if (held.add(await read(held.page)).agrees && n >= minimum) return;
   }
 }
 
@@ -151,17 +172,34 @@ export function singlePage(page: number, raw: RawPage): ItemPage {
  * Remembers the ids of the last two pages yielded (no more: memory stays bounded), drops their repeats,
  * and tells a server that clamps `page` to its last page (it repeats that page, shorter than the pages
  * before it, past the end) from one that ignores `page` (it serves the same items again and again, which
- * would otherwise be read until the page cap). A page made only of ids just read can happen once when
- * many items are inserted while reading; the same ids as the page before, or two such pages in a row,
- * cannot.
+ * would otherwise be read until the page cap). A page made only of ids just read happens when items are
+ * inserted while reading, twice in a row when pages hold one or two items; the same ids as the page
+ * before (more than one), or three such pages in a row, cannot.
  */
 class ListingGuard {
   private recent: ReadonlySet<string>[] = [];
   private repeatedPages = 0;
-  largest = 0;
+  private largest = 0;
+  /** Pages of the largest size seen: two of them make it the server's page size. */
+  private largestPages = 0;
+
+  constructor(private readonly pageSize?: number) {}
 
   measure(size: number): void {
-    this.largest = Math.max(this.largest, size);
+    if (size > this.largest) {
+      this.largest = size;
+      this.largestPages = 0;
+    }
+    if (size === this.largest) this.largestPages += 1;
+  }
+
+  /**
+   * Whether `held` may hold fewer items than the server's page size: it is shorter than the largest page
+   * seen, or that size is not yet known (seen on fewer than two pages, and below the `per_page` asked).
+   */
+  mayBeShort(held: PageReadings): boolean {
+    if (held.size < this.largest) return true;
+    return this.largestPages < 2 && (this.pageSize === undefined || held.size < this.pageSize);
   }
 
   /** Whether `reading` (of `page`, after `held`) repeats the short last page, and so ends the listing. */
@@ -178,11 +216,22 @@ class ListingGuard {
     const sameAsHeld = ids.length === latest.length && ids.every((id, i) => id === latest[i]);
     if (sameAsHeld && held.size < this.largest) return true;
     this.repeatedPages += 1;
-    if ((sameAsHeld && ids.length > 1) || this.repeatedPages >= 2) {
+    if ((sameAsHeld && ids.length > 1) || this.repeatedPages >= 3) {
       throw new ProtocolError(
         `The marketplace served page ${page} with only items already read (${ids.length} of them); it seems to ignore the page parameter, so the listing cannot be read completely.`,
       );
     }
+    return false;
+  }
+
+  /**
+   * Whether the listing moved while `held` was read: its readings disagree beyond a lost tail, or it
+   * repeats ids of the pages before it (items inserted ahead of it pushed them here). A page after it
+   * that the server answered before the move then misses what the move pushed out of `held`.
+   */
+  moved(held: PageReadings): boolean {
+    if (held.moved()) return true;
+    for (const id of held.ids()) if (this.recent.some((set) => set.has(id))) return true;
     return false;
   }
 

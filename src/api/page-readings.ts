@@ -24,6 +24,9 @@ export class PageReadings {
   private readonly byId = new Map<string, Received>();
   private unidentified: Received[] = [];
   private latest: readonly (string | null)[] = [];
+  private readonly first: readonly (string | null)[];
+  /** Whether the latest reading added has the same ids in the same order as the reading before it. */
+  agrees = false;
   rereads = 0;
 
   constructor(
@@ -31,17 +34,26 @@ export class PageReadings {
     first: readonly Received[],
   ) {
     this.add(first);
+    this.first = this.latest;
   }
 
-  /** Adds a reading; true when it has the same ids in the same order as the reading before it. */
-  add(reading: readonly Received[]): boolean {
+  /** Adds a reading (an empty one, a false end, only counts as a disagreement). */
+  add(reading: readonly Received[]): this {
     const ids = reading.map((received) => received.id);
-    const agrees = ids.length === this.latest.length && ids.every((id, i) => id === this.latest[i]);
+    this.agrees = ids.length === this.latest.length && ids.every((id, i) => id === this.latest[i]);
     this.latest = ids;
     const unidentified = reading.filter((received) => received.id === null);
     if (reading.length > 0) this.unidentified = unidentified;
     for (const received of reading) if (received.id !== null) this.byId.set(received.id, received);
-    return agrees;
+    return this;
+  }
+
+  /**
+   * Whether the listing moved between the first reading and the latest: the first is not the start of
+   * the latest (a reading that only leaves out the last items is a start of the whole page).
+   */
+  moved(): boolean {
+    return !this.first.every((id, i) => id === this.latest[i]);
   }
 
   /** The ids of the latest reading, in order. */
@@ -51,6 +63,10 @@ export class PageReadings {
 
   get size(): number {
     return this.byId.size + this.unidentified.length;
+  }
+
+  ids(): IterableIterator<string> {
+    return this.byId.keys();
   }
 
   has(id: string): boolean {

@@ -70,6 +70,11 @@ export class ReadAhead {
     this.next = first;
   }
 
+  /** The last page requested so far. */
+  get requested(): number {
+    return this.next - 1;
+  }
+
   /** The next page, or undefined once `last` was taken. A failed page throws its error. */
   async take(): Promise<{ page: number; raw: RawPage } | undefined> {
     this.fill(0);
