@@ -5,7 +5,14 @@ import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } 
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import { type ItemPage, type PageReadOptions, type PageRequest, readPages, singlePage } from './items.js';
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  type ItemPage,
+  type PageReadOptions,
+  type PageRequest,
+  readPages,
+  singlePage,
+} from './items.js';
 import {
   PAST_END_STATUSES,
   PUSHBACK_STATUSES,
@@ -50,8 +57,6 @@ export interface MarketplaceOptions {
  * without one) and every token obtained, by grant. */
 export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
-const DEFAULT_MAX_IN_FLIGHT = 8;
-
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
 
 /** The marketplace as shop-sync uses it: the shop's items, page by page, and single items by URL. */
@@ -59,8 +64,10 @@ export class MarketplaceClient {
   private readonly http: HttpClient;
   private readonly requests: AuthorizedRequests;
   private readonly baseUrlSetting: string;
+  private readonly maxInFlight: number;
 
   constructor(options: MarketplaceOptions) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
     const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
@@ -70,7 +77,7 @@ export class MarketplaceClient {
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
-      connections: (options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) + 1,
+      connections: this.maxInFlight + 1,
       events: options.events,
       baseUrlSetting: settingNames.baseUrl,
     });
@@ -96,13 +103,14 @@ export class MarketplaceClient {
     });
   }
 
-  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. */
+  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. Up to
+   * `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
     const { startPage, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
     return readPages((page, request) => this.listingPage(listing, page, request), {
       startPage,
-      maxInFlight,
+      maxInFlight: maxInFlight ?? this.maxInFlight,
       maxPages,
       pageSize: listing.perPage,
     });
