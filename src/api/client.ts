@@ -116,8 +116,9 @@ export class MarketplaceClient {
     });
   }
 
-  /** Page 1 of the listing as the server serves it, in one authorised read (no re-reads, no read-ahead). */
-  async firstPage(query: ListingQuery): Promise<ItemPage> {
+  /** Page 1 of the listing as the server serves it, in one authorised read (no re-reads, no read-ahead):
+   * what `check` shows to prove settings and credentials. */
+  async firstPage(query: ListingQuery = {}): Promise<ItemPage> {
     validateListingQuery(query);
     return singlePage(1, await this.listingPage(query, 1, { first: true }));
   }
