@@ -38,7 +38,8 @@ async function readAll(baseUrl: string, credentials: Credentials, concurrency: n
   const started = performance.now();
   let count = 0;
   try {
-    for await (const page of client.readItems({ perPage: 100, concurrency })) count += page.items.length;
+    for await (const page of client.readItems({ perPage: 100, maxInFlight: concurrency }))
+      count += page.items.length;
   } finally {
     await client.close();
   }

@@ -5,10 +5,23 @@ import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } 
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import { type ItemPage, type PageReadOptions, readPages } from './items.js';
-import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  type ItemPage,
+  type PageReadOptions,
+  type PageRequest,
+  readPages,
+  singlePage,
+} from './items.js';
+import {
+  PAST_END_STATUSES,
+  PUSHBACK_STATUSES,
+  parseJsonBody,
+  type RawPage,
+  readListingBody,
+} from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
-import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
@@ -44,8 +57,6 @@ export interface MarketplaceOptions {
  * without one) and every token obtained, by grant. */
 export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
-const DEFAULT_MAX_IN_FLIGHT = 8;
-
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
 
 /** The marketplace as shop-sync uses it: the shop's items, page by page, and single items by URL. */
@@ -53,8 +64,10 @@ export class MarketplaceClient {
   private readonly http: HttpClient;
   private readonly requests: AuthorizedRequests;
   private readonly baseUrlSetting: string;
+  private readonly maxInFlight: number;
 
   constructor(options: MarketplaceOptions) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
     const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
@@ -64,7 +77,7 @@ export class MarketplaceClient {
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
-      connections: (options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) + 1,
+      connections: this.maxInFlight + 1,
       events: options.events,
       baseUrlSetting: settingNames.baseUrl,
     });
@@ -90,33 +103,35 @@ export class MarketplaceClient {
     });
   }
 
-  /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
+  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. Up to
+   * `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, concurrency, maxInFlight, maxPages, ...listing } = query;
+    const { startPage, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
-    const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
-      const path = listingPath(listing, page);
-      const shown = `GET ${sanitizeUrl(path)}`;
-      return this.requests.get(path, {
-        signal,
-        accept: first ? [] : PAST_END_STATUSES,
-        read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
-      });
-    };
-    return readPages(fetchPage, { startPage, concurrency, maxInFlight, maxPages });
+    return readPages((page, request) => this.listingPage(listing, page, request), {
+      startPage,
+      maxInFlight: maxInFlight ?? this.maxInFlight,
+      maxPages,
+      pageSize: listing.perPage,
+    });
   }
 
-  /** The listing's first page alone, to prove settings and credentials (`check`); reads nothing more. */
+  /** Page 1 of the listing as the server serves it, in one authorised read (no re-reads, no read-ahead):
+   * what `check` shows to prove settings and credentials. */
   async firstPage(query: ListingQuery = {}): Promise<ItemPage> {
-    const pages = this.readItems({ ...query, concurrency: 1, maxPages: 1 });
-    try {
-      const first = await pages.next();
-      return first.done
-        ? { page: 1, items: [], invalid: [], received: 0, duplicates: 0, rereads: 0 }
-        : first.value;
-    } finally {
-      await pages.return(undefined);
-    }
+    validateListingQuery(query);
+    return singlePage(1, await this.listingPage(query, 1, { first: true }));
+  }
+
+  private listingPage(listing: ListingQuery, page: number, request: PageRequest): Promise<RawPage> {
+    const path = listingPath(listing, page);
+    const shown = `GET ${sanitizeUrl(path)}`;
+    return this.requests.get(path, {
+      signal: request.signal,
+      accept: request.first ? PUSHBACK_STATUSES : [...PAST_END_STATUSES, ...PUSHBACK_STATUSES],
+      read: (response, secrets) =>
+        readListingBody(response, { shown, mayEnd: !request.first, secrets, pushedBack: request.pushedBack }),
+    });
   }
 
   /**
@@ -143,16 +158,7 @@ export class MarketplaceClient {
 
 function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    throw new TransientError(
-      shown,
-      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
-    );
-  }
-  const result = normaliseItem(json, response.body.trim(), 0);
+  const result = normaliseItem(parseJsonBody(response, shown), response.body.trim(), 0);
   if (!result.ok)
     throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
   return result.item;

@@ -6,6 +6,7 @@ export type {
   Faults,
   FieldChange,
   GrantType,
+  ListingArrival,
   Move,
   MovingFault,
   Mutation,

@@ -18,6 +18,11 @@ interface SimulateFlags {
   dropRate?: number;
   malformedRate?: number;
   shortPageRate?: number;
+  lossyShortPageRate?: number;
+  lossyShortPages?: number[];
+  falseEndRate?: number;
+  falseEndPages?: number[];
+  dripMs?: number;
   refreshDeadEnd?: boolean;
   ignorePage?: boolean;
   moveInsertEvery?: number;
@@ -26,6 +31,14 @@ interface SimulateFlags {
   clientSecret?: string;
   username?: string;
   password?: string;
+}
+
+function pageList(min: number): (value: string) => number[] {
+  return (value) => {
+    if (!/^\d+(,\d+)*$/.test(value) || value.split(',').some((page) => Number(page) < min))
+      throw new InvalidArgumentError(`expected page numbers >= ${min}, separated by commas.`);
+    return value.split(',').map(Number);
+  };
 }
 
 function probability(value: string): number {
@@ -57,6 +70,11 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
     latencyMs: flags.latency,
     malformedRate: flags.malformedRate,
     shortPageRate: flags.shortPageRate,
+    lossyShortPageRate: flags.lossyShortPageRate,
+    lossyShortPages: flags.lossyShortPages,
+    falseEndRate: flags.falseEndRate,
+    falseEndPages: flags.falseEndPages,
+    dripMs: flags.dripMs,
     refreshDeadEnd: flags.refreshDeadEnd,
     ignorePage: flags.ignorePage,
   };
@@ -123,6 +141,31 @@ export function simulateCommand(io: CliIO): Command {
     .option('--drop-rate <p>', 'probability of a connection dropped mid-body', probability)
     .option('--malformed-rate <p>', 'probability of a truncated JSON page', probability)
     .option('--short-page-rate <p>', 'probability of a short page that loses nothing', probability)
+    .option(
+      '--lossy-short-page-rate <p>',
+      'probability per listing request of an answer missing its last 1-3 items (the next page starts after them)',
+      probability,
+    )
+    .option(
+      '--lossy-short-pages <list>',
+      'pages (e.g. 2,5) whose first answer misses its last item (the next page starts after it)',
+      pageList(1),
+    )
+    .option(
+      '--false-end-rate <p>',
+      'probability per listing request before the end of a 404, 204 or empty [] instead of the page (never twice in a row for a page)',
+      probability,
+    )
+    .option(
+      '--false-end-pages <list>',
+      'pages (e.g. 2,5) answering a false end the first time they are asked',
+      pageList(2),
+    )
+    .option(
+      '--drip-ms <ms>',
+      'send every listing response body one byte every <ms> milliseconds',
+      wholeNumber(1),
+    )
     .option('--refresh-dead-end', 'tokens from the refresh grant are refused on the listing')
     .option('--ignore-page', 'serve page 1 whatever page is asked for')
     .option(
