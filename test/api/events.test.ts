@@ -35,6 +35,9 @@ describe('marketplace events', () => {
     clients.push(client);
     // One page at a time: a read-ahead request the reader cancels past the end is never answered to it.
     await readAll(client, { perPage: 10, maxInFlight: 1 });
+    // The token is due again by the second reading, which renews it with the refresh grant.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await readAll(client, { perPage: 10, maxInFlight: 1 });
     const stats = s.stats();
     const counted = [...statuses.values()].reduce((sum, n) => sum + n, 0);
     expect(counted).toBe(stats.requests);
