@@ -41,6 +41,8 @@ export interface AppConfig {
   readonly queuePrefix: string;
   /** Syncs one worker process runs at once (each of a different shop); `null`: one per shop, bounded. */
   readonly workerConcurrency: number | null;
+  /** The worker's HTTP port for /healthz, /metrics and /queues; `0` turns it off. */
+  readonly opsPort: number;
   readonly shops: Readonly<Record<string, ShopConfig>>;
   /** The shop a command uses when `--shop` is not given. */
   readonly defaultShop: string;
@@ -56,6 +58,7 @@ const DEFAULTS = {
   perPage: 100,
   schedule: '*/15 * * * *',
   queuePrefix: 'shop-sync',
+  opsPort: 9464,
 };
 
 const redisUrl = z
@@ -65,6 +68,7 @@ const redisUrl = z
     'expected a redis:// or rediss:// URL',
   );
 const positiveInt = z.coerce.number().int().positive();
+const port = z.coerce.number().int().min(0).max(65535);
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, -, _ and . only');
 const flag = z
   .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'yes', 'no'])])
@@ -98,6 +102,7 @@ const fileSchema = z.strictObject({
   feeds_gzip: flag.optional(),
   queue_prefix: queuePrefix.optional(),
   worker_concurrency: positiveInt.optional(),
+  ops_port: port.optional(),
   shops: z.record(z.string().regex(SHOP_NAME, 'letters, digits, - and _ only'), fileShopSchema).default({}),
 });
 
@@ -141,6 +146,7 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     queuePrefix:
       envSetting(env, 'SYNC_QUEUE_PREFIX', queuePrefix) ?? file.queue_prefix ?? DEFAULTS.queuePrefix,
     workerConcurrency: envSetting(env, 'WORKER_CONCURRENCY', positiveInt) ?? file.worker_concurrency ?? null,
+    opsPort: envSetting(env, 'OPS_PORT', port) ?? file.ops_port ?? DEFAULTS.opsPort,
     shops: Object.freeze(shops),
     defaultShop:
       shops[envShopName] || Object.keys(shops).length !== 1 ? envShopName : (Object.keys(shops)[0] as string),

@@ -2,6 +2,7 @@ import {
   type ItemPage,
   type ListingFilters,
   MarketplaceClient,
+  type MarketplaceEvents,
   type RetryOptions,
   type TokenStore,
 } from './api/client.js';
@@ -35,6 +36,8 @@ export interface SyncDeps {
   retry?: Partial<RetryOptions>;
   /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
   tokenStore?: TokenStore;
+  /** Passed to the marketplace client: every HTTP status and token renewal, for metrics. */
+  events?: MarketplaceEvents;
 }
 
 export interface SyncSummary {
@@ -64,6 +67,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     logger: log,
     retry: { budgetMs: deps.config.retryBudgetSeconds * 1000, ...deps.retry },
     tokenStore: deps.tokenStore,
+    events: deps.events,
   });
   let store: Store | undefined;
   let lease: Lease | undefined;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, CredentialsError, ProtocolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { MarketplaceEvents } from './events.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { failedResponse, type RetryOptions, withRetry } from './retry.js';
 import { serverMessage } from './server-message.js';
@@ -19,6 +20,7 @@ export interface TokenManagerOptions {
   readonly retry: RetryOptions;
   readonly logger: Logger;
   readonly store?: TokenStore;
+  readonly events?: MarketplaceEvents;
 }
 
 const TOKEN_PATH = '/v1/oauth/token';
@@ -63,6 +65,7 @@ export class TokenManager {
   private readonly retry: RetryOptions;
   private readonly logger: Logger;
   private readonly store: TokenStore;
+  private readonly events: MarketplaceEvents | undefined;
   /** Set once a refreshed token was refused: from then on renewals use the password grant directly. */
   private refreshLeadsNowhere = false;
   private readonly seenTokens = new Set<string>();
@@ -75,6 +78,7 @@ export class TokenManager {
     this.retry = options.retry;
     this.logger = options.logger;
     this.store = options.store ?? new MemoryTokenStore();
+    this.events = options.events;
   }
 
   /** A token to send now: the stored one unless it is due for renewal. */
@@ -179,6 +183,7 @@ export class TokenManager {
         .then((r) => this.checkTokenResponse(r, shown)),
     );
     const token = this.readToken(response, shown, kind);
+    this.events?.token?.(kind);
     this.logger.debug({ grant: kind }, 'obtained a marketplace token');
     return token;
   }

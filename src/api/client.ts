@@ -3,6 +3,7 @@ import { ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
+import type { MarketplaceEvents } from './events.js';
 import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
 import { type ItemPage, type PageReadOptions, readPages } from './items.js';
@@ -12,6 +13,7 @@ import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
+export type { MarketplaceEvents } from './events.js';
 export type { ItemPage } from './items.js';
 export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
 export type { RetryOptions } from './retry.js';
@@ -29,6 +31,8 @@ export interface MarketplaceOptions {
   readonly retry?: Partial<RetryOptions>;
   readonly tokenStore?: TokenStore;
   readonly logger?: Logger;
+  /** For metrics: every HTTP status answered and every token obtained. */
+  readonly events?: MarketplaceEvents;
 }
 
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
@@ -46,6 +50,7 @@ export class MarketplaceClient {
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
+      events: options.events,
     });
     const tokens = new TokenManager({
       http: this.http,
@@ -58,6 +63,7 @@ export class MarketplaceClient {
       retry,
       logger,
       store: options.tokenStore,
+      events: options.events,
     });
     this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
   }

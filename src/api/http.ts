@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
 import { ApiError, ConfigError } from '../errors.js';
+import type { MarketplaceEvents } from './events.js';
 import { TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 
@@ -26,6 +27,7 @@ export interface HttpOptions {
   readonly maxResponseBytes?: number;
   /** Sockets kept open to the marketplace; read-ahead uses one per page in flight. */
   readonly connections?: number;
+  readonly events?: MarketplaceEvents;
 }
 
 export interface HttpRequest {
@@ -95,11 +97,13 @@ export class HttpClient {
   private readonly pool: Pool;
   private readonly maxResponseBytes: number;
   private closing: Promise<void> | undefined;
+  private readonly events: MarketplaceEvents | undefined;
 
   constructor(options: HttpOptions) {
     this.baseUrl = validateBaseUrl(options.baseUrl, options.allowInsecure);
     this.basePath = this.baseUrl.pathname.replace(/\/+$/, '');
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.events = options.events;
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.pool = new Pool(this.baseUrl.origin, {
       connections: options.connections ?? 8,
@@ -142,6 +146,7 @@ export class HttpClient {
         body: request.body,
         signal: request.signal,
       });
+      this.events?.response?.(response.statusCode);
       const body = await response.body.text();
       if (response.statusCode >= 300 && response.statusCode < 400) {
         const location = response.headers.location;
@@ -166,6 +171,7 @@ export class HttpClient {
 
   private translate(error: unknown, shown: string): unknown {
     if (error instanceof ApiError || isAbort(error)) return error;
+    if (!(error instanceof undiciErrors.ResponseExceededMaxSizeError)) this.events?.response?.('network');
     if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
       return new ApiError(
         `${shown} failed: the response exceeded ${this.maxResponseBytes} bytes`,
