@@ -6,6 +6,7 @@ import { exportCommand } from './export.js';
 import { pruneCommand } from './prune.js';
 import { runsCommand } from './runs.js';
 import { simulateCommand } from './simulate.js';
+import { statusCommand } from './status.js';
 import { syncCommand } from './sync.js';
 import { triggerCommand } from './trigger.js';
 import { workerCommand } from './worker.js';
@@ -20,6 +21,7 @@ export function commandList(io: CliIO): Command[] {
     exportCommand(io),
     workerCommand(io),
     triggerCommand(io),
+    statusCommand(io),
     demoCommand(io),
     simulateCommand(io),
   ];
