@@ -98,6 +98,7 @@ describe('the /queues dashboard in a browser', () => {
 
     await page.goto(`http://127.0.0.1:${port}/queues/queue/${QUEUE_NAME}?status=completed`);
     await page.getByText(jobId).waitFor();
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what a user sees
     const text = await page.locator('body').innerText();
     expect(text).toContain(`run:${summary.run}`);
     expect(text).toContain('status:"complete"');
