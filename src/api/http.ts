@@ -146,8 +146,9 @@ export class HttpClient {
         body: request.body,
         signal: request.signal,
       });
-      this.events?.response?.(response.statusCode);
       const body = await response.body.text();
+      // Counted once the body has arrived: a body cut off is a network failure, not an answer.
+      this.events?.response?.(response.statusCode);
       if (response.statusCode >= 300 && response.statusCode < 400) {
         const location = response.headers.location;
         const where = typeof location === 'string' ? ` to ${sanitizeUrl(location, { pathOnly: false })}` : '';

@@ -18,3 +18,17 @@ export function sample(text: string, name: string, labels: string): number | und
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
+
+/**
+ * The worker counts a job when BullMQ tells it, which may come just after a test's QueueEvents learn of
+ * it: read /metrics until `ready` holds (or a few seconds pass), for the assertions that follow.
+ */
+export async function metricsOnce(port: number, ready: (text: string) => boolean): Promise<string> {
+  let text = '';
+  for (let tries = 0; tries < 50; tries++) {
+    text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    if (ready(text)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return text;
+}

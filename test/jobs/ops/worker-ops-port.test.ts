@@ -11,7 +11,7 @@ import { type Simulator, startSimulator } from '../../../src/simulator/index.js'
 import type { SyncSummary } from '../../../src/sync.js';
 import { simEnv, tempDir } from '../../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
-import { freePort, sample } from './ops-fixtures.js';
+import { freePort, metricsOnce, sample } from './ops-fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
@@ -83,6 +83,9 @@ describe("the worker's ops port", () => {
     const { job } = await enqueueSync(queue, 'shop');
     const summary = await job.waitUntilFinished(events);
 
+    const completed = (text: string) =>
+      sample(text, 'shop_sync_syncs_total', 'shop="shop",outcome="complete"') === 1;
+    await metricsOnce(port, completed);
     const health = JSON.parse((await get(port, '/healthz')).body);
     expect(health.shops.shop).toMatchObject({ last_complete_run: summary.run, overdue: false });
     expect(health.shops.shop.overdue_after_seconds).toBe(45 * 60);
@@ -129,10 +132,32 @@ describe("the worker's ops port", () => {
     worker = await startWorker(configWith(port, { MARKETPLACE_PASSWORD: 'wrong' }), silentLogger());
     const { job } = await enqueueSync(queue, 'shop');
     await expect(job.waitUntilFinished(events)).rejects.toThrow(/MARKETPLACE_PASSWORD|credentials|refused/i);
-    const metrics = (await get(port, '/metrics')).body;
+    const metrics = await metricsOnce(port, (text) => text.includes('outcome="failed"} 1'));
     expect(sample(metrics, 'shop_sync_syncs_total', 'shop="shop",outcome="failed"')).toBe(1);
     expect(sample(metrics, 'shop_sync_syncs_total', 'shop="shop",outcome="complete"')).toBe(0);
     expect(metrics).not.toContain('wrong');
+  });
+
+  it('counts a sync that cannot reach the marketplace as retrying, and its requests as network failures', async () => {
+    const port = await freePort();
+    const closed = await freePort();
+    const config = configWith(port, {
+      MARKETPLACE_BASE_URL: `http://127.0.0.1:${closed}`,
+      SYNC_RETRY_BUDGET_SECONDS: '0.5',
+    });
+    worker = await startWorker(config, silentLogger());
+    const delayed = new Promise<void>((resolve) => events.once('delayed', () => resolve()));
+    const { job } = await enqueueSync(queue, 'shop');
+    await delayed;
+    expect(await job.getState()).toBe('delayed');
+    const metrics = await metricsOnce(port, (text) => text.includes('outcome="retrying"} 1'));
+    expect(sample(metrics, 'shop_sync_syncs_total', 'shop="shop",outcome="retrying"')).toBe(1);
+    expect(
+      sample(metrics, 'shop_sync_marketplace_responses_total', 'shop="shop",status="network"'),
+    ).toBeGreaterThan(0);
+    expect(
+      sample(metrics, 'shop_sync_marketplace_tokens_total', 'shop="shop",grant="password"'),
+    ).toBeUndefined();
   });
 
   it('answers only GET and HEAD, and 404 elsewhere', async () => {
