@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MarketplaceEvents } from '../../src/api/client.js';
 import type { AppConfig } from '../../src/config.js';
 import type { SyncSummary } from '../../src/sync.js';
@@ -58,6 +58,8 @@ export class OpsMetrics {
   });
 
   constructor(config: AppConfig) {
+    // The process's own figures (CPU, memory, event-loop lag: a blocked loop costs BullMQ its locks).
+    collectDefaultMetrics({ register: this.registry, prefix: 'shop_sync_' });
     this.shops = new Set(Object.keys(config.shops));
     for (const shop of this.shops) {
       for (const outcome of ['complete', 'retrying', 'failed'] as const) this.syncs.inc({ shop, outcome }, 0);

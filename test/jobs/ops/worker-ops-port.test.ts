@@ -109,6 +109,7 @@ describe("the worker's ops port", () => {
     expect(names.filter((name) => !name.startsWith('bullmq_')).every((n) => n.startsWith('shop_sync_'))).toBe(
       true,
     );
+    expect(text).toMatch(/^shop_sync_process_resident_memory_bytes \d+/m);
     expect(text).not.toContain(sim.credentials.password);
   });
 
