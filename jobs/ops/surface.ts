@@ -23,8 +23,6 @@ export interface OpsSurface {
   events(shop: string): MarketplaceEvents;
   /** Reads each shop's last complete run, follows the worker's jobs and listens on OPS_PORT. */
   start(targets: OpsTargets): Promise<void>;
-  /** The port it listens on, once started (undefined when OPS_PORT is 0 or the port was taken). */
-  port(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -33,7 +31,6 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
   let server: OpsServer | undefined;
   return {
     events: (shop) => metrics.eventsFor(shop),
-    port: () => server?.port,
     close: async () => server?.close(),
     async start({ redis, queue, worker }) {
       const health = new HealthCheck(config, redis, worker);
