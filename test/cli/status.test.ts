@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueSync, QUEUE_NAME, type ShopJobData } from '../../jobs/queue.js';
+import { enqueueSync, QUEUE_NAME, type ShopJobData, SYNC_JOB, SYNC_JOB_OPTIONS } from '../../jobs/queue.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import type { SyncSummary } from '../../src/sync.js';
 import { runCli } from '../helpers/cli.js';
@@ -119,12 +119,17 @@ describe('shop-sync status', () => {
       await events.waitUntilReady();
       const broken = await enqueueSync(queue, 'broken');
       await expect(broken.job.waitUntilFinished(events)).rejects.toThrow();
-      const flaky = await enqueueSync(queue, 'flaky');
+      // The sync's own attempts, with a back-off no test run outlasts: it stays retrying while we look.
       const retried = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
+      const flaky = await queue.add(
+        SYNC_JOB,
+        { shop: 'flaky' },
+        { ...SYNC_JOB_OPTIONS, backoff: { type: 'fixed', delay: 3_600_000 } },
+      );
       await retried;
-      expect(await flaky.job.getState()).toBe('delayed');
-      const running = await enqueueSync(queue, 'running');
+      expect(await flaky.getState()).toBe('delayed');
       const active = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+      const running = await enqueueSync(queue, 'running');
       await active;
       await worker.pause(true);
       const later = await enqueueSync(queue, 'later');
