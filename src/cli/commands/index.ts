@@ -26,6 +26,10 @@ export const REDIS_COMMANDS: Readonly<
     summary: 'Queue a sync for the worker; with --wait, wait for it and report like sync (needs Redis).',
     load: async () => (await import('./trigger.js')).triggerCommand,
   },
+  status: {
+    summary: "The queue, each shop's schedule and next run, and its last complete run (needs Redis).",
+    load: async () => (await import('./status.js')).statusCommand,
+  },
 };
 
 /** Every command that needs no Redis, in the order `--help` lists them (the Redis ones follow `export`). */
