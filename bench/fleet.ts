@@ -211,10 +211,15 @@ async function withWorkers(
 }
 
 /**
- * `shops` shops of `items` items at 30 ms per request, synced through Redis by one, then two worker
- * processes, each against a baseline client with as many requests in flight.
+ * `shops` shops of `items` items at 30 ms per request, synced through Redis by each number of worker
+ * processes in turn, each against a baseline client with as many requests in flight.
  */
-export async function runFleet(shops: number, items: number, root: string): Promise<FleetResult> {
+export async function runFleet(
+  shops: number,
+  items: number,
+  workerCounts: readonly number[],
+  root: string,
+): Promise<FleetResult> {
   const sim = await startSimulatorProcess([
     '--shops',
     String(shops),
@@ -228,7 +233,7 @@ export async function runFleet(shops: number, items: number, root: string): Prom
   try {
     const list = shopList(sim, shops, items);
     const runs: FleetWorkers[] = [];
-    for (const count of [1, 2]) runs.push(await withWorkers(sim, list, count, root));
+    for (const count of workerCounts) runs.push(await withWorkers(sim, list, count, root));
     return { shops, itemsPerShop: items, latencyMs: LATENCY_MS, runs };
   } finally {
     await sim.close();

@@ -8,9 +8,9 @@ import { type FleetResult, runFleet } from './fleet.js';
 import { runSingle, type SingleResult } from './single.js';
 
 /**
- * `npm run bench [-- --items N]`: one shop against a simulator process, every figure a ratio against
- * the baseline client of the same run. `npm run bench -- --fleet [--shops S --shop-items M]`: many
- * shops through Redis and worker processes. Each run writes its figures to bench/results/.
+ * `npm run bench [-- --items N --latencies 0,30]`: one shop against a simulator process, every figure a
+ * ratio against the baseline client of the same run. `npm run bench -- --fleet [--shops S --shop-items M
+ * --workers 1,2]`: many shops through Redis and worker processes. Each run writes its figures to bench/results/.
  */
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -21,6 +21,8 @@ const { values } = parseArgs({
     fleet: { type: 'boolean', default: false },
     shops: { type: 'string', default: '100' },
     'shop-items': { type: 'string', default: '2000' },
+    latencies: { type: 'string', default: '0,30' },
+    workers: { type: 'string', default: '1,2' },
     out: { type: 'string', default: path.join(REPO, 'bench/results') },
   },
 });
@@ -29,6 +31,13 @@ function count(name: string, text: string | undefined): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${text}`);
   return n;
+}
+
+function counts(name: string, text: string | undefined, min: number): number[] {
+  const list = (text ?? '').split(',').map(Number);
+  if (!list.every((n) => Number.isInteger(n) && n >= min))
+    throw new Error(`--${name} must be integers >= ${min} separated by commas, got ${text}`);
+  return list;
 }
 
 function git(args: readonly string[]): string {
@@ -68,12 +77,23 @@ function printSingle(result: SingleResult): void {
     `shop-sync benchmark: ${result.items} items, 100 a page, simulator in its own process\n\n`,
   );
   table(
-    ['process', 'wall s', 'x baseline', 'CPU s', 'peak RSS MiB', 'loop block ms', 'max WAL MiB', 'store MiB'],
+    [
+      'process',
+      'wall s',
+      'x baseline',
+      'CPU s',
+      'x baseline',
+      'peak RSS MiB',
+      'loop block ms',
+      'max WAL MiB',
+      'store MiB',
+    ],
     result.rows.map((row) => [
       row.name,
       (row.wallMs / 1000).toFixed(2),
       row.timeVsBaseline.toFixed(2),
       (row.cpuMs / 1000).toFixed(2),
+      row.cpuVsBaseline.toFixed(2),
       row.peakRssMiB,
       row.loopMaxMs,
       row.walMaxMiB,
@@ -128,6 +148,8 @@ function printFleet(result: FleetResult): void {
       ]),
     ]),
   );
+  const blocks = result.runs.map((run) => `${run.workers} worker(s) ${run.loopMaxMs} ms`).join(', ');
+  process.stdout.write(`longest event-loop block in a worker process (start-up included): ${blocks}\n`);
   process.stdout.write(
     'goals: first syncs items/s >= 0.6x the baseline; unchanged resync CPU/shop <= 1.5x the baseline\n',
   );
@@ -144,10 +166,17 @@ async function main(): Promise<void> {
           fleet: await runFleet(
             count('shops', values.shops),
             count('shop-items', values['shop-items']),
+            counts('workers', values.workers, 1),
             root,
           ),
         }
-      : { single: await runSingle(count('items', values.items), root) };
+      : {
+          single: await runSingle(
+            count('items', values.items),
+            counts('latencies', values.latencies, 0),
+            root,
+          ),
+        };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

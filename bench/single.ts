@@ -13,6 +13,8 @@ export interface Row {
   /** Wall time against the baseline client at the same latency. */
   timeVsBaseline: number;
   cpuMs: number;
+  /** CPU time against the baseline client's (less sensitive to a busy machine than wall time). */
+  cpuVsBaseline: number;
   peakRssMiB: number;
   loopMaxMs: number;
   walMaxMiB: number | null;
@@ -53,7 +55,7 @@ interface SyncJson {
 /** Each command of the run in order, with its figures against the baseline of the same latency. */
 class SingleRun {
   readonly rows: Row[] = [];
-  private baselineMs = 0;
+  private reference = { wallMs: 0, cpuMs: 0 };
 
   constructor(
     private readonly sim: SimulatorProcess,
@@ -89,7 +91,7 @@ class SingleRun {
     const file = path.join(this.root, 'baseline-shops.json');
     writeFileSync(file, JSON.stringify(shops));
     const figures = await measure(BASELINE, ['--shops', file, '--in-flight', '1']);
-    this.baselineMs = figures.wallMs;
+    this.reference = figures;
     this.record(`baseline client (${latencyMs} ms)`, latencyMs, figures, null);
   }
 
@@ -125,8 +127,9 @@ class SingleRun {
       name,
       latencyMs,
       wallMs: figures.wallMs,
-      timeVsBaseline: round2(figures.wallMs / this.baselineMs),
+      timeVsBaseline: round2(figures.wallMs / this.reference.wallMs),
       cpuMs: figures.cpuMs,
+      cpuVsBaseline: round2(figures.cpuMs / this.reference.cpuMs),
       peakRssMiB: figures.peakRssMiB,
       loopMaxMs: figures.loopMaxMs,
       walMaxMiB: figures.watchedMaxMiB,
@@ -136,41 +139,36 @@ class SingleRun {
 }
 
 /**
- * Against a simulator process of `items` items: the baseline, a first sync, an unchanged and a 1 %
- * resync, `diff` and `export`; then the baseline and the three syncs again at 30 ms per request.
+ * Against a simulator process of `items` items, at each latency in turn: the baseline, a first sync,
+ * an unchanged and a 1 % resync; at the first latency also the CLI's start-up, `diff` and `export`.
  */
-export async function runSingle(items: number, root: string): Promise<SingleResult> {
+export async function runSingle(
+  items: number,
+  latencies: readonly number[],
+  root: string,
+): Promise<SingleResult> {
   const sim = await startSimulatorProcess(['--items', String(items), '--per-page-cap', '100']);
   const percent = Math.max(1, Math.round(items / 200));
+  const dataDirs = latencies.map((latencyMs) => path.join(root, `data-${latencyMs}ms`));
+  const fast = dataDirs[0];
+  if (fast === undefined) throw new RangeError('at least one latency is measured');
   try {
     const run = new SingleRun(sim, root, items);
-    const fast = path.join(root, 'data');
-    const slow = path.join(root, 'data-30ms');
-    mkdirSync(fast);
-    mkdirSync(slow);
-    for (const [latencyMs, dataDir] of [
-      [0, fast],
-      [30, slow],
-    ] as const) {
+    for (const [i, latencyMs] of latencies.entries()) {
+      const dataDir = dataDirs[i] as string;
+      mkdirSync(dataDir);
       await sim.setFaults({ latencyMs });
       await run.baseline(latencyMs);
-      if (latencyMs === 0) await run.startUp();
+      if (i === 0) await run.startUp();
       await run.sync(`first sync (${latencyMs} ms)`, latencyMs, dataDir, null);
       await run.sync(`unchanged resync (${latencyMs} ms)`, latencyMs, dataDir, 0);
       await sim.mutate({ prices: percent, quantities: percent });
       await run.sync(`1 % resync (${latencyMs} ms)`, latencyMs, dataDir, 2 * percent);
-      if (latencyMs === 0) {
-        await run.command(
-          'diff of the last two runs',
-          ['diff', '--format', 'csv', '--out', path.join(root, 'diff.csv')],
-          fast,
-        );
-        await run.command(
-          'export --format csv',
-          ['export', '--format', 'csv', '--out', path.join(root, 'export.csv')],
-          fast,
-        );
-      }
+      if (i > 0) continue;
+      const diffCsv = path.join(root, 'diff.csv');
+      await run.command('diff of the last two runs', ['diff', '--format', 'csv', '--out', diffCsv], dataDir);
+      const exportCsv = path.join(root, 'export.csv');
+      await run.command('export --format csv', ['export', '--format', 'csv', '--out', exportCsv], dataDir);
     }
     const paths = shopPaths(fast, SHOP);
     const csv = size(paths.inventoryCsv);
