@@ -191,6 +191,9 @@ async function withWorkers(
   const redis = await connectRedis(REDIS_URL);
   const queue = syncQueue(redis, prefix);
   const events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
+  // Every shop's job is added and awaited at once: one listener each is expected, not a leak.
+  queue.setMaxListeners(shops.length + 10);
+  events.setMaxListeners(shops.length + 10);
   const workers: ChildProcessByStdio<null, Readable, Readable>[] = [];
   try {
     await events.waitUntilReady();
