@@ -101,7 +101,7 @@ function failure(error: unknown): Reply {
   return { status: 500, body: JSON.stringify({ error: 'simulator_failure', message }) };
 }
 
-function handler(market: Marketplace) {
+export function handler(market: Marketplace) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     market.countRequest();
     const [path, query = ''] = (req.url ?? '/').split('?');
@@ -118,7 +118,7 @@ function handler(market: Marketplace) {
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -1,7 +1,15 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { type Faults, type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/index.js';
+import {
+  type Faults,
+  type Simulator,
+  type SimulatorOptions,
+  singleShopAdmin,
+  startFleet,
+  startSimulator,
+} from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
 import { wholeNumber } from './options.js';
+import { fleetBanner, serveUntilStopped } from './simulate-serve.js';
 
 interface SimulateFlags {
   port: number;
@@ -31,6 +39,8 @@ interface SimulateFlags {
   clientSecret?: string;
   username?: string;
   password?: string;
+  shops?: number;
+  adminPort?: number;
 }
 
 function pageList(min: number): (value: string) => number[] {
@@ -119,11 +129,6 @@ function banner(sim: Simulator, flags: SimulateFlags): string {
   );
 }
 
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
 export function simulateCommand(io: CliIO): Command {
   return new Command('simulate')
     .description('Run the bundled marketplace simulator (fake shop, fake credentials, optional faults).')
@@ -182,12 +187,25 @@ export function simulateCommand(io: CliIO): Command {
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
     .option('--username <name>', 'shop owner user name the simulator accepts')
     .option('--password <password>', 'shop owner password the simulator accepts')
+    .option(
+      '--shops <n>',
+      'serve N shops of --items each, shop i at BASE/shops/i with its own login',
+      wholeNumber(1),
+    )
+    .option(
+      '--admin-port <port>',
+      "also serve the benchmark's control endpoint on this port",
+      wholeNumber(0, 65535),
+    )
     .action(async (flags: SimulateFlags) => {
+      if (flags.shops !== undefined) {
+        const fleet = await startFleet(simulatorOptions(flags), flags.shops);
+        writeLine(io.stdout, fleetBanner(fleet, flags.items, flags.seed));
+        await serveUntilStopped(io, fleet, fleet, flags);
+        return;
+      }
       const sim = await startSimulator(simulatorOptions(flags));
       writeLine(io.stdout, banner(sim, flags));
-      const rendering = sim.prerender(io.signal);
-      await aborted(io.signal);
-      await rendering;
-      await sim.close();
+      await serveUntilStopped(io, sim, singleShopAdmin(sim), flags);
     });
 }
