@@ -1,11 +1,11 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { RedisTokenStore } from '../src/api/redis-token-store.js';
 import { type AppConfig, findShop } from '../src/config.js';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { runSync, type SyncSummary } from '../src/sync.js';
 import type { ShopJobData } from './queue.js';
+import { RedisTokenStore } from './token-store.js';
 
 export interface SyncProcessorDeps {
   readonly config: AppConfig;

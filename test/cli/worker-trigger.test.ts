@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
@@ -16,9 +16,10 @@ let env: Record<string, string>;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
+  await requireRedis();
   sim = await startSimulator({ items: 300, seed: 21 });
 });
-afterAll(() => sim.close());
+afterAll(() => sim?.close());
 beforeEach(() => {
   temp = tempDir('shop-sync-worker-cli-');
   env = {

@@ -15,7 +15,7 @@ import { shopPaths } from '../../src/store/paths.js';
 import { listRuns } from '../../src/store/runs.js';
 import type { SyncSummary } from '../../src/sync.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
@@ -26,12 +26,13 @@ let events: QueueEvents;
 let worker: WorkerHandle | undefined;
 
 beforeAll(async () => {
+  await requireRedis();
   sim = await startSimulator({ items: 120, seed: 5 });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });
 afterAll(async () => {
-  await redis.quit();
-  await sim.close();
+  await redis?.quit();
+  await sim?.close();
 });
 beforeEach(async () => {
   temp = tempDir('shop-sync-worker-');

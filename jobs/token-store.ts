@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Logger } from '../log.js';
-import type { StoredToken, TokenStore } from './token-store.js';
+import type { StoredToken, TokenStore } from '../src/api/token-store.js';
+import { InterruptedError } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
 
 export interface RedisTokenStoreOptions {
   /** Namespaces the keys, like the queue's prefix: deployments sharing a Redis stay apart. */
@@ -18,6 +19,11 @@ export interface RedisTokenStoreOptions {
 }
 
 const DEFAULT_LOCK_TTL_MS = 30_000;
+/**
+ * How long a token outlives its renewal time in Redis: its refresh token stays useful a while after the
+ * access token is due, and a shop no worker syncs any more must not keep a key for ever.
+ */
+export const TOKEN_KEY_GRACE_MS = 24 * 3600_000;
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 500;
 
@@ -41,6 +47,7 @@ const StoredJson = z.object({
 export class RedisTokenStore implements TokenStore {
   private readonly tokenKey: string;
   private readonly lockKey: string;
+  private readonly shop: string;
   private readonly lockTtlMs: number;
   private readonly logger: Logger;
 
@@ -50,6 +57,7 @@ export class RedisTokenStore implements TokenStore {
   ) {
     this.tokenKey = `${options.prefix}:token:${options.shop}`;
     this.lockKey = `${options.prefix}:token-lock:${options.shop}`;
+    this.shop = options.shop;
     this.lockTtlMs = options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS;
     this.logger = options.logger;
   }
@@ -72,12 +80,14 @@ export class RedisTokenStore implements TokenStore {
 
   async set(token: StoredToken): Promise<void> {
     const renewAt = Number.isFinite(token.renewAt) ? token.renewAt : null;
-    await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }));
+    const ttlMs = Math.max(renewAt ?? Date.now(), Date.now()) - Date.now() + TOKEN_KEY_GRACE_MS;
+    await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }), 'PX', ttlMs);
   }
 
-  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+  /** Waiting for the lock ends with `signal`'s reason when the worker stops. */
+  async withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const owner = randomBytes(16).toString('hex');
-    await this.acquire(owner);
+    await this.acquire(owner, signal);
     const extender = setInterval(() => {
       this.redis.eval(EXTEND, 1, this.lockKey, owner, this.lockTtlMs).catch((error: unknown) => {
         // Losing the lock only risks one refresh token spent twice, which ends in a fresh login.
@@ -92,11 +102,20 @@ export class RedisTokenStore implements TokenStore {
     }
   }
 
-  private async acquire(owner: string): Promise<void> {
+  private async acquire(owner: string, signal: AbortSignal | undefined): Promise<void> {
     let wait = FIRST_POLL_MS;
     while ((await this.redis.set(this.lockKey, owner, 'PX', this.lockTtlMs, 'NX')) !== 'OK') {
-      await sleep(wait * (0.5 + Math.random()));
+      if (signal?.aborted) throw this.interrupted();
+      await sleep(wait * (0.5 + Math.random()), undefined, { signal }).catch(() => {
+        throw this.interrupted();
+      });
       wait = Math.min(wait * 2, MAX_POLL_MS);
     }
+  }
+
+  private interrupted(): InterruptedError {
+    return new InterruptedError(
+      `Stopped waiting for the token renewal of shop ${this.shop}: the worker is stopping.`,
+    );
   }
 }
