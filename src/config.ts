@@ -41,6 +41,8 @@ export interface AppConfig {
   readonly queuePrefix: string;
   /** Syncs one worker process runs at once (each of a different shop); `null`: one per shop, bounded. */
   readonly workerConcurrency: number | null;
+  /** On SIGTERM, how long the worker waits for running syncs before it stops them (they resume later). */
+  readonly shutdownGraceSeconds: number;
   readonly shops: Readonly<Record<string, ShopConfig>>;
   /** The shop a command uses when `--shop` is not given. */
   readonly defaultShop: string;
@@ -48,7 +50,7 @@ export interface AppConfig {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-const SHOP_NAME = /^[A-Za-z0-9_-]+$/;
+export const SHOP_NAME = /^[A-Za-z0-9_-]+$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DEFAULTS = {
   dataDir: './data',
@@ -98,6 +100,7 @@ const fileSchema = z.strictObject({
   feeds_gzip: flag.optional(),
   queue_prefix: queuePrefix.optional(),
   worker_concurrency: positiveInt.optional(),
+  shutdown_grace_seconds: z.coerce.number().nonnegative().optional(),
   shops: z.record(z.string().regex(SHOP_NAME, 'letters, digits, - and _ only'), fileShopSchema).default({}),
 });
 
@@ -141,6 +144,10 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
     queuePrefix:
       envSetting(env, 'SYNC_QUEUE_PREFIX', queuePrefix) ?? file.queue_prefix ?? DEFAULTS.queuePrefix,
     workerConcurrency: envSetting(env, 'WORKER_CONCURRENCY', positiveInt) ?? file.worker_concurrency ?? null,
+    shutdownGraceSeconds:
+      envSetting(env, 'SHUTDOWN_GRACE_SECONDS', z.coerce.number().nonnegative()) ??
+      file.shutdown_grace_seconds ??
+      20,
     shops: Object.freeze(shops),
     defaultShop:
       shops[envShopName] || Object.keys(shops).length !== 1 ? envShopName : (Object.keys(shops)[0] as string),
@@ -232,6 +239,7 @@ function shopFromSources(
 /** A cron pattern the worker's schedulers will accept (BullMQ reads them with cron-parser too). */
 function checkSchedule(pattern: string, setting: string): string {
   try {
+    checkCronFields(pattern);
     CronExpressionParser.parse(pattern);
   } catch (error) {
     throw new ConfigError(
@@ -240,6 +248,31 @@ function checkSchedule(pattern: string, setting: string): string {
     );
   }
   return pattern;
+}
+
+/** Ranges of the fields of a five-field pattern; a sixth, leading field is seconds. */
+const CRON_FIELDS = [
+  ['minute', 60],
+  ['hour', 24],
+  ['day of month', 31],
+  ['month', 12],
+  ['day of week', 7],
+] as const;
+
+/** What cron-parser lets through: a wrong number of fields (`*\/99 * * *`), a step longer than its field. */
+function checkCronFields(pattern: string): void {
+  const fields = pattern.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    throw new Error(`it has ${fields.length} fields where 5 (or 6, with seconds first) are expected`);
+  }
+  const named = fields.length === 6 ? [['second', 60] as const, ...CRON_FIELDS] : CRON_FIELDS;
+  fields.forEach((field, index) => {
+    const [name, size] = named[index] as readonly [string, number];
+    for (const step of field.matchAll(/\/(\d+)/g)) {
+      if (Number(step[1]) < 1 || Number(step[1]) > size)
+        throw new Error(`the ${name} step /${step[1]} is outside 1-${size}`);
+    }
+  });
 }
 
 /** The client's own check of the base URL, reported under the setting the user wrote. */

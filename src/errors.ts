@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   'INTERRUPTED',
   'QUEUE_UNAVAILABLE',
   'JOB_FAILED',
+  'NO_WORKER',
+  'WAIT_TIMEOUT',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -11,7 +11,7 @@ import { InterruptedError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
 import { commitRun, type RunCounts } from './store/commit.js';
-import { acquireLease, type Lease } from './store/lease.js';
+import { acquireLease, DEFAULT_LEASE, type Lease } from './store/lease.js';
 import { openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
@@ -35,6 +35,8 @@ export interface SyncDeps {
   retry?: Partial<RetryOptions>;
   /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
   tokenStore?: TokenStore;
+  /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
+  leaseOwner?: string;
 }
 
 export interface SyncSummary {
@@ -69,7 +71,10 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
   let lease: Lease | undefined;
   try {
     store = openStore(paths.store);
-    lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'));
+    lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'), {
+      ...DEFAULT_LEASE,
+      owner: deps.leaseOwner,
+    });
     const held = lease;
     const start = beginRun(store, {
       query: queryKey(shop),
