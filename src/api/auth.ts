@@ -68,6 +68,7 @@ export class TokenManager {
   private readonly seenTokens = new Set<string>();
   /** Once the password grant is refused, every caller gets that answer instead of asking again. */
   private refusal: CredentialsError | undefined;
+  private inFlight: { readonly stale: string | undefined; readonly token: Promise<StoredToken> } | undefined;
 
   constructor(options: TokenManagerOptions) {
     this.http = options.http;
@@ -104,8 +105,17 @@ export class TokenManager {
    * same stale token only the first renews and the rest pick up its result (single flight).
    */
   private async renew(reason: RenewReason, stale: string | undefined): Promise<string> {
-    const token = await this.store.withLock(() => this.renewLocked(reason, stale));
-    return token.accessToken;
+    // Callers of this process holding the same stale token join the renewal under way, its failure
+    // included: each retrying the login after it failed would stretch the retry budget once per caller.
+    const joined = this.inFlight;
+    if (joined && joined.stale === stale) return (await joined.token).accessToken;
+    const flight = { stale, token: this.store.withLock(() => this.renewLocked(reason, stale)) };
+    this.inFlight = flight;
+    try {
+      return (await flight.token).accessToken;
+    } finally {
+      if (this.inFlight === flight) this.inFlight = undefined;
+    }
   }
 
   private async renewLocked(reason: RenewReason, stale: string | undefined): Promise<StoredToken> {
