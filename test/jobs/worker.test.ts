@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Job } from 'bullmq';
+import { type Job, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,6 +10,7 @@ import {
   type ShopJobData,
   ShopQueues,
   SYNC_JOB,
+  syncQueueName,
   TICK_JOB_OPTIONS,
 } from '../../jobs/queue.js';
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
@@ -154,6 +155,25 @@ describe('the worker', () => {
     expect(second.job.id).toBe(first.job.id);
     expect(other.deduplicated).toBe(false);
     expect(await queues.of('shop').getWaitingCount()).toBe(1);
+  });
+
+  it('writes progress to Redis now and then, not once per page', async () => {
+    await start(configWith({ SYNC_PER_PAGE: '4' }));
+    const events = new QueueEvents(syncQueueName('shop'), { connection: { url: TEST_REDIS_URL }, prefix });
+    let writes = 0;
+    events.on('progress', () => {
+      writes += 1;
+    });
+    await events.waitUntilReady();
+    try {
+      const done = await finished((await enqueueSync(queues.of('shop'), 'shop')).job);
+
+      expect(done.returnvalue).toMatchObject({ status: 'complete', items: 120 });
+      expect(writes).toBeGreaterThanOrEqual(1);
+      expect(writes).toBeLessThan(10);
+    } finally {
+      await events.close();
+    }
   });
 
   it('reuses the shop token across syncs: several jobs log in once', async () => {
