@@ -197,6 +197,25 @@ describe('shop-sync worker and trigger', () => {
     }
   });
 
+  it('with the marketplace refusing connections, SIGTERM stops within the grace and spends no attempt', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    env.MARKETPLACE_BASE_URL = `http://127.0.0.1:${port}`;
+    const worker = await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    await runCli(['trigger'], env);
+    await logged(worker, 'job started');
+
+    worker.child.kill('SIGTERM');
+
+    expect(await worker.exited).toBe(0);
+    expect(messages(worker.lines)).not.toContain('job failed');
+    const [job] = await syncJobs();
+    expect(job).toMatchObject({ state: 'waiting', attemptsMade: 0 });
+  });
+
   it('trigger --wait reports a sync that started after it, not the one already running', async () => {
     sim.setFaults({ latencyMs: 30 });
     await startWorkerProcess();
