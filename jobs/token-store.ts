@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { StoredToken, TokenStore } from '../src/api/token-store.js';
-import { InterruptedError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 
 export interface RedisTokenStoreOptions {
@@ -47,7 +46,6 @@ const StoredJson = z.object({
 export class RedisTokenStore implements TokenStore {
   private readonly tokenKey: string;
   private readonly lockKey: string;
-  private readonly shop: string;
   private readonly lockTtlMs: number;
   private readonly logger: Logger;
 
@@ -57,7 +55,6 @@ export class RedisTokenStore implements TokenStore {
   ) {
     this.tokenKey = `${options.prefix}:token:${options.shop}`;
     this.lockKey = `${options.prefix}:token-lock:${options.shop}`;
-    this.shop = options.shop;
     this.lockTtlMs = options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS;
     this.logger = options.logger;
   }
@@ -84,7 +81,7 @@ export class RedisTokenStore implements TokenStore {
     await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }), 'PX', ttlMs);
   }
 
-  /** Waiting for the lock ends with `signal`'s reason when the worker stops. */
+  /** Waiting for the lock ends with `signal`'s reason when it is aborted (the worker stops, the budget runs out). */
   async withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const owner = randomBytes(16).toString('hex');
     await this.acquire(owner, signal);
@@ -105,17 +102,11 @@ export class RedisTokenStore implements TokenStore {
   private async acquire(owner: string, signal: AbortSignal | undefined): Promise<void> {
     let wait = FIRST_POLL_MS;
     while ((await this.redis.set(this.lockKey, owner, 'PX', this.lockTtlMs, 'NX')) !== 'OK') {
-      if (signal?.aborted) throw this.interrupted();
+      signal?.throwIfAborted();
       await sleep(wait * (0.5 + Math.random()), undefined, { signal }).catch(() => {
-        throw this.interrupted();
+        throw signal?.reason;
       });
       wait = Math.min(wait * 2, MAX_POLL_MS);
     }
-  }
-
-  private interrupted(): InterruptedError {
-    return new InterruptedError(
-      `Stopped waiting for the token renewal of shop ${this.shop}: the worker is stopping.`,
-    );
   }
 }

@@ -1,9 +1,9 @@
 import type { Item } from '../domain/item.js';
 import { ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { TokenManager } from './auth.js';
+import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
-import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
+import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
 import { type ItemPage, type PageReadOptions, readPages } from './items.js';
 import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
@@ -12,6 +12,7 @@ import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
+export type { SettingNames } from './auth.js';
 export type { ItemPage } from './items.js';
 export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
 export type { RetryOptions } from './retry.js';
@@ -29,7 +30,21 @@ export interface MarketplaceOptions {
   readonly retry?: Partial<RetryOptions>;
   readonly tokenStore?: TokenStore;
   readonly logger?: Logger;
+  /** Client-wide stop: reaches HTTP requests, retry sleeps and token renewals; once aborted every
+   * pending and later call rejects with InterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly events?: MarketplaceEvents;
+  /** The credential settings as the user wrote them, named by messages about rejected credentials. */
+  readonly settingNames?: SettingNames;
+  /** Requests in flight at most (SYNC_MAX_IN_FLIGHT): the connection pool allows that many and one for a login. */
+  readonly maxInFlight?: number;
 }
+
+/** What the client saw, for metrics: every marketplace response status ('network' for a failure
+ * without one) and every token obtained, by grant. */
+export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
+
+const DEFAULT_MAX_IN_FLIGHT = 8;
 
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
 
@@ -37,15 +52,21 @@ export type ReadItemsQuery = ListingQuery & PageReadOptions;
 export class MarketplaceClient {
   private readonly http: HttpClient;
   private readonly requests: AuthorizedRequests;
+  private readonly baseUrlSetting: string;
 
   constructor(options: MarketplaceOptions) {
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
+    const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
+    this.baseUrlSetting = settingNames.baseUrl;
     this.http = new HttpClient({
       baseUrl: options.baseUrl,
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
+      connections: (options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) + 1,
+      events: options.events,
+      baseUrlSetting: settingNames.baseUrl,
     });
     const tokens = new TokenManager({
       http: this.http,
@@ -55,11 +76,18 @@ export class MarketplaceClient {
         username: options.username,
         password: options.password,
       },
-      retry,
       logger,
       store: options.tokenStore,
+      signal: options.signal,
+      events: options.events,
+      settingNames,
     });
-    this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
+    this.requests = new AuthorizedRequests(this.http, tokens, {
+      retry,
+      logger,
+      signal: options.signal,
+      settingNames,
+    });
   }
 
   /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
@@ -88,7 +116,7 @@ export class MarketplaceClient {
     if (path === undefined) {
       const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });
       throw new ProtocolError(
-        `Refusing to fetch ${shownUrl}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
+        `Refusing to fetch ${shownUrl}: it is not below ${this.baseUrlSetting}, and the token must not be sent elsewhere.`,
       );
     }
     const shown = `GET ${sanitizeUrl(path)}`;

@@ -161,7 +161,7 @@ describe('failures', () => {
     client = clientFor(sim, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, budgetMs: 5_000 } });
     const failure = readAll(client, { perPage: 10, concurrency: 1 });
     await expect(failure).rejects.toThrow(
-      /^GET \/v1\/sell\/shop\/items\?page=1&per_page=10 failed with HTTP 50[023] after 3 attempts \(budget 5s\): /,
+      /^GET \/v1\/sell\/shop\/items\?page=1&per_page=10 failed with HTTP 50[023] after 3 attempts in [\d.]+ s \(budget 5 s\): /,
     );
     await failure.catch((error: ApiError) => expect(error.retryable).toBe(true));
   });

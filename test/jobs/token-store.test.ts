@@ -60,14 +60,14 @@ describe('RedisTokenStore', () => {
     expect(ttl).toBeLessThanOrEqual(60_000 + TOKEN_KEY_GRACE_MS);
   });
 
-  it("stops waiting for another process's renewal when the worker stops", async () => {
+  it("stops waiting for another process's renewal with the stop's reason", async () => {
     const holder = storeOn(first).withLock(() => new Promise((resolve) => setTimeout(resolve, 300)));
     const stop = new AbortController();
     const waiting = storeOn(second).withLock(async () => 'ran', stop.signal);
-    stop.abort();
+    stop.abort(new InterruptedError('The worker is stopping.'));
 
     await expect(waiting).rejects.toThrow(InterruptedError);
-    await expect(waiting).rejects.toThrow('Stopped waiting for the token renewal of shop shop');
+    await expect(waiting).rejects.toThrow('The worker is stopping.');
     await holder;
   });
 
