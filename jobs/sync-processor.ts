@@ -49,12 +49,16 @@ export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor 
         await job.moveToWait(token);
         throw new WaitingError((error as Error).message);
       }
+      if (error instanceof UnrecoverableError) throw error;
       if (error instanceof ShopSyncError) {
-        if (!error.retryable) throw new UnrecoverableError(error.message);
+        if (!error.retryable) throw withCode(new UnrecoverableError(error.message), error.code);
         throw error;
       }
       log.error({ err: error }, 'unexpected error in a sync');
-      throw new UnrecoverableError(`unexpected error: ${(error as Error)?.message ?? String(error)}`);
+      throw withCode(
+        new UnrecoverableError(`unexpected error: ${(error as Error)?.message ?? String(error)}`),
+        'BUG',
+      );
     } finally {
       release?.();
     }
@@ -127,4 +131,9 @@ function throttledProgress(job: Job, log: Logger): (progress: SyncProgress) => v
 
 function isRetryable(error: unknown): boolean {
   return error instanceof ShopSyncError && error.retryable;
+}
+
+/** The failure keeps its machine code through BullMQ's own error class, for the job's log line. */
+function withCode(error: UnrecoverableError, code: string): UnrecoverableError {
+  return Object.assign(error, { code });
 }

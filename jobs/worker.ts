@@ -45,8 +45,9 @@ export interface JobOutcome {
   readonly outcome: 'completed' | 'failed' | 'retrying';
   /** The sync's summary when it completed. */
   readonly summary?: SyncSummary;
-  /** The failure's reason and its error code. */
+  /** The failure's reason and its machine code (`CREDENTIALS_REJECTED`, `BUG` for an unexpected error). */
   readonly reason?: string;
+  readonly code?: string;
 }
 
 export interface WorkerHandle {
@@ -224,8 +225,12 @@ function logJobEvents(worker: Worker, shop: string, log: Logger, emit: (outcome:
   worker.on('failed', (job, error) => {
     if (!job) return log.error({ shop, reason: error.message }, 'job failed');
     const retries = !(error instanceof UnrecoverableError) && job.attemptsMade < (job.opts.attempts ?? 1);
-    log.error({ ...fields(job), attempts: job.attemptsMade, retries, reason: error.message }, 'job failed');
-    emit({ shop, job: job.id, outcome: retries ? 'retrying' : 'failed', reason: error.message });
+    const code = errorCode(error);
+    log.error(
+      { ...fields(job), attempts: job.attemptsMade, retries, code, reason: error.message },
+      'job failed',
+    );
+    emit({ shop, job: job.id, outcome: retries ? 'retrying' : 'failed', code, reason: error.message });
   });
   worker.on('stalled', (job) =>
     log.warn({ job, shop }, 'job stalled: its worker stopped renewing its lock; it runs again'),

@@ -14,7 +14,7 @@ import {
   TICK_JOB_OPTIONS,
 } from '../../jobs/queue.js';
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
-import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
+import { type JobOutcome, startWorker, type WorkerHandle } from '../../jobs/worker.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
@@ -189,7 +189,9 @@ describe('the worker', () => {
   });
 
   it('fails a sync with rejected credentials at once, without retries, with the reason', async () => {
-    await start(configWith({ MARKETPLACE_PASSWORD: 'wrong-password' }));
+    const worker = await start(configWith({ MARKETPLACE_PASSWORD: 'wrong-password' }));
+    const outcomes: JobOutcome[] = [];
+    worker.onOutcome((outcome) => outcomes.push(outcome));
     const { job } = await enqueueSync(queues.of('shop'), 'shop');
 
     const failed = await finished(job);
@@ -198,6 +200,16 @@ describe('the worker', () => {
     expect(failed.failedReason).toMatch(/refused|rejected|credentials/i);
     expect(failed.attemptsMade).toBe(1);
     expect(failed.failedReason).not.toContain('wrong-password');
+    await until(async () => outcomes.length > 0);
+    expect(outcomes).toEqual([
+      {
+        shop: 'shop',
+        job: failed.id,
+        outcome: 'failed',
+        code: 'CREDENTIALS_REJECTED',
+        reason: failed.failedReason,
+      },
+    ]);
   });
 
   it('fails for good, with the reason, a job that is not a sync of its shop or a bug', async () => {
