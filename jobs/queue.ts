@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Job, type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { SHOP_NAME } from '../src/config.js';
+import { isShopName, SHOP_NAME_RULE } from '../src/config.js';
 import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync.js';
 import { logErrors } from './log-errors.js';
@@ -27,7 +27,7 @@ export function syncQueueName(shop: string): string {
 }
 
 /** What a job carries, checked before any work: a job that is not this is failed for good. */
-export const ShopJobData = z.strictObject({ shop: z.string().regex(SHOP_NAME) });
+export const ShopJobData = z.strictObject({ shop: z.string().refine(isShopName, SHOP_NAME_RULE) });
 export type ShopJobData = z.infer<typeof ShopJobData>;
 
 export type SyncJob = Job<ShopJobData, SyncSummary>;

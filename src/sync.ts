@@ -19,11 +19,25 @@ import { confirmRemovals } from './store/removals.js';
 import { beginRun, failRun, type RunStart } from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
 
+/** What a sync is doing: reading pages, confirming removals, committing, writing feeds. */
+export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
+
 export interface SyncProgress {
+  phase: SyncPhase;
   pages: number;
   items: number;
   invalid: number;
 }
+
+/** Points of a sync at which `onPoint` is called (the fault suite kills the process inside it). */
+export type SyncPoint =
+  | 'page-staged'
+  | 'read'
+  | 'removals-confirmed'
+  | 'committed'
+  | 'feed-prepared'
+  | 'feeds-renamed'
+  | 'published';
 
 export interface SyncDeps {
   config: AppConfig;
@@ -37,6 +51,7 @@ export interface SyncDeps {
   tokenStore?: TokenStore;
   /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
+  onPoint?: (point: SyncPoint) => void;
 }
 
 export interface SyncSummary {
@@ -82,7 +97,11 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     });
     log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
     const counts = await completeRun(store, client, shop, start, held, deps, log);
-    await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log });
+    await writeFeeds(store, paths, start.run, {
+      gzip: deps.config.feedsGzip,
+      log,
+      onPoint: deps.onPoint,
+    });
     if (deps.config.keepRuns !== null) {
       const pruned = pruneRuns(store, deps.config.keepRuns);
       if (pruned.runs.length > 0)
@@ -161,7 +180,7 @@ async function stageListing(
   deps: SyncDeps,
   log: Logger,
 ): Promise<void> {
-  const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
+  const progress: SyncProgress = { phase: 'reading', pages: 0, items: 0, invalid: 0 };
   try {
     for await (const page of pages) {
       batch.add(page);

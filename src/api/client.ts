@@ -106,6 +106,17 @@ export class MarketplaceClient {
     return readPages(fetchPage, { startPage, concurrency, maxPages });
   }
 
+  /** The listing's first page alone, to prove settings and credentials (`check`); reads nothing more. */
+  async firstPage(query: ListingQuery = {}): Promise<ItemPage> {
+    const pages = this.readItems({ ...query, concurrency: 1, maxPages: 1 });
+    try {
+      const first = await pages.next();
+      return first.done ? { page: 1, items: [], invalid: [], received: 0, duplicates: 0 } : first.value;
+    } finally {
+      await pages.return(undefined);
+    }
+  }
+
   /**
    * The item at `url` (an item's own `url`, absolute or relative to the base URL), or null when the
    * marketplace no longer has it (404, 410). Only URLs below the base URL are fetched: the token must

@@ -60,34 +60,37 @@ export interface HttpResponse {
 
 /**
  * The marketplace's base URL, refused when it would send passwords and tokens in clear text to a host
- * other than this machine.
+ * other than this machine. `names` are the settings as the user wrote them (`shops.north.base_url` in a
+ * config file).
  */
-export function validateBaseUrl(baseUrl: string, allowInsecure = false): URL {
+export function validateBaseUrl(
+  baseUrl: string,
+  allowInsecure = false,
+  names: { baseUrl: string; allowInsecure: string } = {
+    baseUrl: 'MARKETPLACE_BASE_URL',
+    allowInsecure: 'MARKETPLACE_ALLOW_INSECURE=1',
+  },
+): URL {
+  const setting = names.baseUrl;
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL is not a valid URL: ${sanitizeUrl(baseUrl)}`,
-    );
+    throw new ConfigError(setting, `${setting} is not a valid URL: ${sanitizeUrl(baseUrl)}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL must be an https: URL, not ${url.protocol}`,
-    );
+    throw new ConfigError(setting, `${setting} must be an https: URL, not ${url.protocol}`);
   }
   if (url.username || url.password) {
     throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      'MARKETPLACE_BASE_URL must not contain a user name or password; use MARKETPLACE_CLIENT_ID and friends',
+      setting,
+      `${setting} must not contain a user name or password; use the client id and password settings`,
     );
   }
   if (url.protocol === 'http:' && !allowInsecure && !isLoopback(url.hostname)) {
     throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL must use https: (got ${url.origin}); set MARKETPLACE_ALLOW_INSECURE=1 to allow clear text`,
+      setting,
+      `${setting} must use https: (got ${url.origin}); set ${names.allowInsecure} to allow clear text`,
     );
   }
   return url;

@@ -106,6 +106,14 @@ const MIGRATIONS: readonly string[] = [
   DROP TABLE staged_items;
   ALTER TABLE staged_items_v2 RENAME TO staged_items;
   `,
+  // Which complete run the published feeds reflect (src/store/published.ts): one row once published.
+  `
+  CREATE TABLE published (
+    slot INTEGER PRIMARY KEY CHECK (slot = 1),
+    run INTEGER NOT NULL,
+    published_at TEXT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,8 @@ export interface RunSummary {
   updated: number;
   removed: number;
   invalid: number;
+  /** Why the run did not complete; null for a complete or running run. */
+  error: string | null;
 }
 
 /** What the store remembers of a run beyond its summary: where to resume and why it stopped. */
@@ -22,11 +24,10 @@ export interface RunDetail extends RunSummary {
   heartbeat_at: string;
   checkpoint_page: number;
   resumed_from_page: number | null;
-  error: string | null;
 }
 
 const SUMMARY_COLUMNS =
-  'run, status, started_at, finished_at, pages, items, added, updated, removed, invalid';
+  'run, status, started_at, finished_at, pages, items, added, updated, removed, invalid, error';
 
 export function listRuns(store: Store): RunSummary[] {
   return store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`).all() as RunSummary[];

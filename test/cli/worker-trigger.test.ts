@@ -364,7 +364,7 @@ describe('shop-sync worker and trigger', () => {
     try {
       proxy.close();
       for (const socket of sockets) socket.destroy();
-      await until(() => worker.lines.some((line) => line.includes('"code":"ECONNREFUSED"')));
+      await until(() => worker.lines.some((line) => /"code":"(ECONN\w+|ETIMEDOUT|EPIPE)"/.test(line)));
       await ticks.removeJobScheduler(schedulerId('shop'));
       proxy.listen(port, '127.0.0.1');
       await once(proxy, 'listening');

@@ -61,11 +61,14 @@ describe('shop-sync simulate', () => {
   });
 
   it.each([
-    [['--items', 'many'], "option '--items <n>' argument 'many' is invalid. expected an integer >= 0."],
+    [
+      ['--items', 'many'],
+      "option '--items <n>' argument 'many' is invalid. expected a whole number of at least 0.",
+    ],
     [['--rate-429', '1.5'], 'expected a probability from 0 to 1.'],
     [['--retry-after', 'soon'], 'expected whole seconds or "date".'],
     [['--expires-in', '0'], 'expected seconds > 0.'],
-    [['--move-insert-every', '0'], 'expected an integer >= 1.'],
+    [['--move-insert-every', '0'], 'expected a whole number of at least 1.'],
   ])('refuses %j as a usage error', async (argv, message) => {
     const { command, err } = harness();
     await expect(command.parseAsync(argv, { from: 'user' })).rejects.toMatchObject({

@@ -21,7 +21,7 @@ describe('openStore', () => {
     const file = path.join(temp.dir, 'a', 'b', 'inventory.sqlite');
     const store = openStore(file);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(3);
     store.close();
     const again = openStore(file);
     expect(listRuns(again)).toEqual([]);
@@ -78,11 +78,12 @@ describe('openStore', () => {
         PRIMARY KEY (run, id));
       INSERT INTO staged_items SELECT * FROM staged_v1;
       DROP TABLE staged_v1;
+      DROP TABLE published;
       PRAGMA user_version = 1;`);
     old.close();
 
     const store = openStore(file);
-    expect(store.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(3);
     const nullable = store.db
       .prepare(
         "SELECT count(*) FROM pragma_table_info('staged_items') WHERE name = 'raw' AND \"notnull\" = 0",
@@ -101,7 +102,7 @@ describe('openStore', () => {
     store.db.pragma('user_version = 99');
     store.close();
     expect(() => openStore(file)).toThrow(
-      /its schema version 99 is newer than this shop-sync understands \(2\)/,
+      /its schema version 99 is newer than this shop-sync understands \(3\)/,
     );
   });
 });

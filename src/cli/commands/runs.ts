@@ -3,7 +3,7 @@ import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
-import { openExistingStore, readableShop } from './shop-store.js';
+import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 interface RunsFlags {
   shop?: string;
@@ -12,7 +12,7 @@ interface RunsFlags {
 
 export function runsCommand(io: CliIO): Command {
   return new Command('runs')
-    .description('List the runs (snapshots) of a shop, oldest first.')
+    .description('List the runs (snapshots) of a shop, oldest first, with why a run did not complete.')
     .option('--shop <name>', 'the shop (default: the configured one)')
     .option('--json', 'print a JSON array')
     .action(async (flags: RunsFlags) => {
@@ -26,7 +26,8 @@ export function runsCommand(io: CliIO): Command {
         store?.close();
       }
       if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
-      else if (runs.length === 0) writeLine(io.stdout, `Shop ${shop} has no runs yet.`);
+      else if (runs.length === 0)
+        writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
       else await writeLines(io.stdout, runsTable(runs));
     });
 }
@@ -42,6 +43,7 @@ function runJson(r: RunSummary) {
     added: r.added,
     updated: r.updated,
     removed: r.removed,
+    error: r.error,
   };
 }
 
@@ -57,6 +59,7 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     'UPDATED',
     'REMOVED',
     'INVALID',
+    'ERROR',
   ];
   const rows = runs.map((r) => [
     String(r.run),
@@ -64,6 +67,8 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     r.started_at,
     r.finished_at ?? '-',
     ...[r.pages, r.items, r.added, r.updated, r.removed, r.invalid].map(String),
+    r.error ?? '',
   ]);
-  return formatTable(header, rows);
+  // The error, last, is shown whole: it is the sentence that says what to do.
+  return formatTable(header, rows, [...header.slice(1).map(() => 40), Number.POSITIVE_INFINITY]);
 }

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { type Faults, type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
+import { wholeNumber } from './options.js';
 
 interface SimulateFlags {
   port: number;
@@ -25,14 +26,6 @@ interface SimulateFlags {
   clientSecret?: string;
   username?: string;
   password?: string;
-}
-
-function integer(min: number): (value: string) => number {
-  return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min)
-      throw new InvalidArgumentError(`expected an integer >= ${min}.`);
-    return Number(value);
-  };
 }
 
 function probability(value: string): number {
@@ -116,14 +109,14 @@ function aborted(signal: AbortSignal): Promise<void> {
 export function simulateCommand(io: CliIO): Command {
   return new Command('simulate')
     .description('Run the bundled marketplace simulator (fake shop, fake credentials, optional faults).')
-    .option('--port <port>', 'port to listen on (0: any free port)', integer(0), 4010)
+    .option('--port <port>', 'port to listen on (0: any free port)', wholeNumber(0), 4010)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--items <n>', 'catalogue size', integer(0), 1000)
-    .option('--seed <n>', 'seed of the catalogue, mutations and faults', integer(0), 1)
+    .option('--items <n>', 'catalogue size', wholeNumber(0), 1000)
+    .option('--seed <n>', 'seed of the catalogue, mutations and faults', wholeNumber(0), 1)
     .option('--expires-in <seconds>', 'access-token lifetime (default 7200)', positiveSeconds)
-    .option('--per-page-cap <n>', 'server-side maximum per_page (default 100)', integer(1))
-    .option('--default-per-page <n>', 'per_page when absent (default 20)', integer(1))
-    .option('--latency <ms>', 'added latency per request', integer(0))
+    .option('--per-page-cap <n>', 'server-side maximum per_page (default 100)', wholeNumber(1))
+    .option('--default-per-page <n>', 'per_page when absent (default 20)', wholeNumber(1))
+    .option('--latency <ms>', 'added latency per request', wholeNumber(0))
     .option('--rate-429 <p>', 'probability of 429 per listing request', probability)
     .option('--retry-after <s|date>', 'Retry-After of a 429: seconds or "date"', retryAfter)
     .option('--rate-5xx <p>', 'probability of a 500/502/503 per listing request', probability)
@@ -132,11 +125,15 @@ export function simulateCommand(io: CliIO): Command {
     .option('--short-page-rate <p>', 'probability of a short page that loses nothing', probability)
     .option('--refresh-dead-end', 'tokens from the refresh grant are refused on the listing')
     .option('--ignore-page', 'serve page 1 whatever page is asked for')
-    .option('--move-insert-every <n>', 'insert a new item at the front every N listing requests', integer(1))
+    .option(
+      '--move-insert-every <n>',
+      'insert a new item at the front every N listing requests',
+      wholeNumber(1),
+    )
     .option(
       '--move-remove-every <n>',
       "remove an item behind the reader's position every N listing requests",
-      integer(1),
+      wholeNumber(1),
     )
     .option('--client-id <id>', 'client_id the simulator accepts')
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
