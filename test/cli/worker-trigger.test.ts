@@ -318,11 +318,13 @@ describe('shop-sync worker and trigger', () => {
   });
 
   it('recovers a sync whose worker was killed (SIGKILL): another worker finds it stalled and resumes the run', async () => {
-    sim.setFaults({ latencyMs: 40 });
+    // Small, slow pages: the sync is still reading when the kill comes, however loaded the machine.
+    env.SYNC_PER_PAGE = '5';
+    sim.setFaults({ latencyMs: 300 });
     const first = await startWorkerProcess();
     // The lock runs out 30 s after the kill and the stalled check runs every 15 s: well within 90 s.
     const waiting = runCli(['trigger', '--wait', '--json', '--timeout', '90'], env);
-    await waitForCheckpoint(3);
+    await waitForCheckpoint(1);
 
     first.child.kill('SIGKILL');
     await first.exited;
