@@ -13,3 +13,17 @@ export class SyncJobFailedError extends ShopSyncError {
   readonly retryable = false;
   readonly exitCode = 1;
 }
+
+/** No worker serves a shop's queue: a queued sync would wait for ever. */
+export class NoWorkerError extends ShopSyncError {
+  readonly code = 'NO_WORKER';
+  readonly retryable = true;
+  readonly exitCode = 1;
+}
+
+/** `trigger --wait --timeout` gave up waiting; the sync goes on in the worker. */
+export class WaitTimeoutError extends ShopSyncError {
+  readonly code = 'WAIT_TIMEOUT';
+  readonly retryable = true;
+  readonly exitCode = 1;
+}

@@ -1,20 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import { type Job, type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { isShopName, SHOP_NAME_RULE } from '../src/config.js';
+import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync.js';
+import { logErrors } from './log-errors.js';
 
-/** The one queue every worker and `trigger` share; a key prefix keeps deployments (and tests) apart. */
-export const QUEUE_NAME = 'shop-sync';
-/** A sync of one shop: on demand (`trigger`) or enqueued by a scheduler tick. */
+/**
+ * The shared queue of scheduler ticks. Any worker may take a tick: it only queues a sync in the shop's
+ * own queue, so ticks and syncs keep separate histories too.
+ */
+export const TICK_QUEUE = 'shop-sync';
+/** A sync of one shop: on demand (`trigger`) or queued by a scheduler tick. */
 export const SYNC_JOB = 'sync';
-/** What a shop's scheduler produces: it only enqueues a deduplicated sync (schedulers cannot deduplicate). */
+/** What a shop's scheduler produces: it only queues a deduplicated sync (schedulers cannot deduplicate). */
 export const SCHEDULED_JOB = 'scheduled-sync';
 
-export interface ShopJobData {
-  readonly shop: string;
+/**
+ * Each shop has a sync queue of its own, read only by workers that have the shop configured: a job
+ * never reaches a worker that does not know its shop (shards and rolling deploys share one Redis), and
+ * one worker per queue with concurrency 1 runs one sync of a shop at a time.
+ */
+export function syncQueueName(shop: string): string {
+  return `sync-${shop}`;
 }
 
+/** What a job carries, checked before any work: a job that is not this is failed for good. */
+export const ShopJobData = z.strictObject({ shop: z.string().refine(isShopName, SHOP_NAME_RULE) });
+export type ShopJobData = z.infer<typeof ShopJobData>;
+
 export type SyncJob = Job<ShopJobData, SyncSummary>;
+export type SyncQueue = Queue<ShopJobData, SyncSummary>;
+
+const KEEP_COMPLETED_SECONDS = 7 * 24 * 3600;
+const KEEP_FAILED_SECONDS = 30 * 24 * 3600;
 
 /**
  * Retries back off exponentially (30 s, 1 min, 2 min, ...) with jitter so that several shops failing
@@ -23,26 +43,85 @@ export type SyncJob = Job<ShopJobData, SyncSummary>;
 export const SYNC_JOB_OPTIONS: JobsOptions = {
   attempts: 6,
   backoff: { type: 'exponential', delay: 30_000, jitter: 0.25 },
-  removeOnComplete: { age: 7 * 24 * 3600, count: 1000 },
-  removeOnFail: { age: 30 * 24 * 3600, count: 1000 },
+  removeOnComplete: { age: KEEP_COMPLETED_SECONDS, count: 1000 },
+  removeOnFail: { age: KEEP_FAILED_SECONDS, count: 1000 },
 };
 
-export function syncQueue(connection: Redis, prefix: string): Queue<ShopJobData, SyncSummary> {
-  return new Queue<ShopJobData, SyncSummary>(QUEUE_NAME, { connection, prefix });
+/** A tick's outcome is in the sync it queued: completed ticks go at once, failed ones age out. */
+export const TICK_JOB_OPTIONS: JobsOptions = {
+  removeOnComplete: true,
+  removeOnFail: { age: KEEP_FAILED_SECONDS },
+};
+
+/**
+ * The queues one process uses, opened on first use and closed together. Each has an `error` listener,
+ * so that a Redis outage is logged as JSON lines instead of crashing or printing stacks.
+ */
+export class ShopQueues {
+  private readonly queues = new Map<string, SyncQueue>();
+  readonly ticks: Queue<ShopJobData, unknown>;
+
+  constructor(
+    readonly redis: Redis,
+    readonly prefix: string,
+    private readonly log: Logger,
+  ) {
+    this.ticks = logErrors(new Queue(TICK_QUEUE, { connection: redis, prefix }), log, 'queue');
+  }
+
+  of(shop: string): SyncQueue {
+    let queue = this.queues.get(shop);
+    if (!queue) {
+      queue = logErrors(
+        new Queue<ShopJobData, SyncSummary>(syncQueueName(shop), {
+          connection: this.redis,
+          prefix: this.prefix,
+        }),
+        this.log,
+        'queue',
+      );
+      this.queues.set(shop, queue);
+    }
+    return queue;
+  }
+
+  /** Every queue opened so far (the ticks' first). */
+  all(): Queue[] {
+    return [this.ticks as Queue, ...(this.queues.values() as Iterable<Queue>)];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all().map((queue) => queue.close()));
+  }
 }
 
 export interface Enqueued {
   readonly job: SyncJob;
-  /** True when a sync of the shop was already waiting, delayed or running: `job` is that one. */
+  /** True when a sync of the shop that had not started yet was there already: `job` is that one. */
   readonly deduplicated: boolean;
 }
 
+export interface EnqueueOptions {
+  /** A sync waiting in retry backoff runs now (a trigger) instead of at its time (a scheduler tick). */
+  readonly promote?: boolean;
+}
+
 /**
- * Queues a sync of `shop` unless one is already waiting or running: the deduplication id is the shop,
- * held by BullMQ until that job completes or finally fails. A deduplicated add returns the id of the
- * job already there instead of our fresh one, which is how we tell the two apart.
+ * Queues a sync of `shop` that starts after this call: a sync that has not started yet (waiting, or
+ * delayed in retry backoff, which `promote` makes run now) is that sync; a running one is not, so a
+ * follow-up is queued behind it. The deduplication id is released by the processor as the job starts,
+ * so it only guards against two callers queuing at the same moment.
  */
-export async function enqueueSync(queue: Queue<ShopJobData, SyncSummary>, shop: string): Promise<Enqueued> {
+export async function enqueueSync(
+  queue: SyncQueue,
+  shop: string,
+  options: EnqueueOptions = {},
+): Promise<Enqueued> {
+  const [pending] = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 0, true);
+  if (pending) {
+    if (options.promote && (await pending.isDelayed())) await pending.promote();
+    return { job: pending, deduplicated: true };
+  }
   const jobId = `${shop}-${randomUUID()}`;
   const added = await queue.add(
     SYNC_JOB,

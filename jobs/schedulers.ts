@@ -1,8 +1,7 @@
-import type { Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { AppConfig } from '../src/config.js';
 import type { Logger } from '../src/log.js';
-import type { SyncSummary } from '../src/sync.js';
-import { enqueueSync, SCHEDULED_JOB, type ShopJobData } from './queue.js';
+import { enqueueSync, SCHEDULED_JOB, type ShopJobData, type ShopQueues, TICK_JOB_OPTIONS } from './queue.js';
 
 const SCHEDULER_PREFIX = 'scheduled-sync:';
 
@@ -11,7 +10,7 @@ export function schedulerId(shop: string): string {
   return `${SCHEDULER_PREFIX}${shop}`;
 }
 
-/** What a scheduler tick did: the sync it queued, or the one already queued or running for the shop. */
+/** What a scheduler tick did: the sync it queued, or the one of the shop that had not started yet. */
 export interface TickResult {
   readonly shop: string;
   readonly job: string | undefined;
@@ -19,46 +18,42 @@ export interface TickResult {
 }
 
 /**
- * Makes the queue's schedulers match the configuration: one per configured shop with its cron
- * pattern, and none for shops no longer configured (a scheduler outlives the worker that created it).
+ * Makes the schedulers match the configuration: one per configured shop with its cron pattern. A
+ * scheduler of a shop this worker does not know is another deployment's (a shard, or the old or new
+ * side of a rolling deploy) as long as a worker serves that shop's queue; it is removed only once no
+ * worker does, which is when its shop has been dropped everywhere. Idempotent: run it at start-up, on
+ * every Redis reconnection and periodically, so that schedules lost with Redis's data come back.
  */
-export async function syncSchedulers(
-  queue: Queue<ShopJobData, SyncSummary>,
-  config: AppConfig,
-  log: Logger,
-): Promise<void> {
-  const shops = Object.values(config.shops);
-  for (const shop of shops) {
-    await queue.upsertJobScheduler(
+export async function applySchedules(queues: ShopQueues, config: AppConfig, log: Logger): Promise<void> {
+  for (const shop of Object.values(config.shops)) {
+    await queues.ticks.upsertJobScheduler(
       schedulerId(shop.name),
       { pattern: shop.schedule },
-      {
-        name: SCHEDULED_JOB,
-        data: { shop: shop.name },
-        opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
-      },
+      { name: SCHEDULED_JOB, data: { shop: shop.name }, opts: TICK_JOB_OPTIONS },
     );
-    log.info({ shop: shop.name, schedule: shop.schedule }, 'schedule set');
+    log.debug({ shop: shop.name, schedule: shop.schedule }, 'schedule set');
   }
-  for (const scheduler of await queue.getJobSchedulers()) {
+  for (const scheduler of await queues.ticks.getJobSchedulers()) {
     const id = scheduler.id ?? scheduler.key;
     const shop = id.startsWith(SCHEDULER_PREFIX) ? id.slice(SCHEDULER_PREFIX.length) : undefined;
-    if (shop !== undefined && !config.shops[shop]) {
-      await queue.removeJobScheduler(id);
-      log.info({ shop }, 'schedule removed: the shop is no longer configured');
-    }
+    if (shop === undefined || config.shops[shop]) continue;
+    if ((await queues.of(shop).getWorkersCount()) > 0) continue;
+    await queues.ticks.removeJobScheduler(id);
+    log.info({ shop }, 'schedule removed: no worker serves the shop any more');
   }
 }
 
 /**
- * A scheduler tick queues the same deduplicated sync job as `trigger`: BullMQ schedulers cannot carry
- * a deduplication id, and this way a scheduled and an on-demand sync of one shop never queue twice.
+ * A scheduler tick queues the same deduplicated sync as `trigger`, in the shop's own queue: a scheduled
+ * and an on-demand sync of one shop never queue twice, and whichever worker takes the tick, the sync
+ * goes to a worker that knows the shop.
  */
 export function scheduledSyncProcessor(
-  queue: Queue<ShopJobData, SyncSummary>,
+  queues: ShopQueues,
 ): (job: Job<ShopJobData, unknown>) => Promise<TickResult> {
   return async (job) => {
-    const { job: sync, deduplicated } = await enqueueSync(queue, job.data.shop);
-    return { shop: job.data.shop, job: sync.id, deduplicated };
+    const { shop } = job.data;
+    const { job: sync, deduplicated } = await enqueueSync(queues.of(shop), shop);
+    return { shop, job: sync.id, deduplicated };
   };
 }

@@ -397,6 +397,7 @@ function locate(
 /** A cron pattern the worker's schedulers will accept (BullMQ reads them with cron-parser too). */
 function checkSchedule(pattern: string, setting: string): string {
   try {
+    checkCronFields(pattern);
     CronExpressionParser.parse(pattern);
   } catch (error) {
     throw new ConfigError(
@@ -405,6 +406,31 @@ function checkSchedule(pattern: string, setting: string): string {
     );
   }
   return pattern;
+}
+
+/** Ranges of the fields of a five-field pattern; a sixth, leading field is seconds. */
+const CRON_FIELDS = [
+  ['minute', 60],
+  ['hour', 24],
+  ['day of month', 31],
+  ['month', 12],
+  ['day of week', 7],
+] as const;
+
+/** What cron-parser lets through: a wrong number of fields (`*\/99 * * *`), a step longer than its field. */
+function checkCronFields(pattern: string): void {
+  const fields = pattern.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    throw new Error(`it has ${fields.length} fields where 5 (or 6, with seconds first) are expected`);
+  }
+  const named = fields.length === 6 ? [['second', 60] as const, ...CRON_FIELDS] : CRON_FIELDS;
+  fields.forEach((field, index) => {
+    const [name, size] = named[index] as readonly [string, number];
+    for (const step of field.matchAll(/\/(\d+)/g)) {
+      if (Number(step[1]) < 1 || Number(step[1]) > size)
+        throw new Error(`the ${name} step /${step[1]} is outside 1-${size}`);
+    }
+  });
 }
 
 function readConfigFile(file: string): FileConfig {

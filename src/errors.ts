@@ -21,6 +21,8 @@ export const ERROR_CODES = [
   'INTERRUPTED',
   'QUEUE_UNAVAILABLE',
   'JOB_FAILED',
+  'NO_WORKER',
+  'WAIT_TIMEOUT',
   'SHOPS_FAILED',
 ] as const;
 

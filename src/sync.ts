@@ -12,7 +12,7 @@ import { InterruptedError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
 import { commitRun } from './store/commit.js';
-import { acquireLease, type Lease } from './store/lease.js';
+import { acquireLease, DEFAULT_LEASE, type Lease } from './store/lease.js';
 import { openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
@@ -68,7 +68,7 @@ export interface SyncDeps {
   events?: MarketplaceEvents;
   /** Called synchronously at each `SyncPoint`. */
   onPoint?: (point: SyncPoint) => void;
-  /** Who holds the shop's lease (the worker names itself); this process otherwise. */
+  /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
 }
 
@@ -99,7 +99,10 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
   let lease: Lease | undefined;
   try {
     store = openStore(paths.store);
-    lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'));
+    lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'), {
+      ...DEFAULT_LEASE,
+      owner: deps.leaseOwner,
+    });
     const held = lease;
     const start = beginRun(store, {
       query: queryKey(shop),

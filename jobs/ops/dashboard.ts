@@ -10,14 +10,15 @@ export const DASHBOARD_PATH = '/queues';
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /**
- * Bull Board over the sync queue, read-only: the board hides every button that changes a job or the
- * queue, and its API refuses such calls. The ops server also lets only GET and HEAD through.
+ * Bull Board over the worker's queues (each shop's syncs, and the scheduler ticks), read-only: the
+ * board hides every button that changes a job or a queue, and its API refuses such calls. The ops
+ * server also lets only GET and HEAD through.
  */
-export function queueDashboard(queue: Queue): RequestHandler {
+export function queueDashboard(queues: readonly Queue[]): RequestHandler {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false })],
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true, allowRetries: false })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shop-sync' } },
   });

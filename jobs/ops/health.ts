@@ -37,7 +37,8 @@ export class HealthCheck {
   constructor(
     private readonly config: AppConfig,
     private readonly redis: Redis,
-    private readonly worker: Pick<Worker, 'isRunning' | 'isPaused'>,
+    /** Every BullMQ worker of this process: it takes jobs when all of them do. */
+    private readonly workers: readonly Pick<Worker, 'isRunning' | 'isPaused'>[],
   ) {}
 
   /** Records the shop's latest complete run (at start-up from its store, then as syncs complete). */
@@ -47,7 +48,7 @@ export class HealthCheck {
 
   async report(now = new Date()): Promise<HealthReport> {
     const redisAnswers = await this.pingRedis();
-    const takingJobs = this.worker.isRunning() && !this.worker.isPaused();
+    const takingJobs = this.workers.every((worker) => worker.isRunning() && !worker.isPaused());
     const reasons = [
       redisAnswers ? undefined : `Redis does not answer within ${REDIS_PING_TIMEOUT_MS} ms`,
       takingJobs ? undefined : 'the worker is not taking jobs (stopping or paused)',

@@ -10,7 +10,7 @@ import type { OpsMetrics } from './metrics.js';
 export interface OpsServerDeps {
   readonly health: HealthCheck;
   readonly metrics: OpsMetrics;
-  readonly queue: Queue;
+  readonly queues: readonly Queue[];
   readonly log: Logger;
 }
 
@@ -21,7 +21,7 @@ export interface OpsServer {
 
 /** Serves `/healthz`, `/metrics` and the read-only `/queues` dashboard on `port` (0: any free port). */
 export async function startOpsServer(port: number, deps: OpsServerDeps): Promise<OpsServer> {
-  const dashboard = queueDashboard(deps.queue);
+  const dashboard = queueDashboard(deps.queues);
   const server = createServer((request, response) => {
     route(request, response, deps, dashboard).catch((error: unknown) => {
       deps.log.error({ err: error, path: request.url }, 'ops request failed');
@@ -51,11 +51,38 @@ async function route(
   }
   if (path === '/metrics') {
     const ours = await deps.metrics.registry.metrics();
-    const queue = await deps.queue.exportPrometheusMetrics();
-    return send(response, 200, deps.metrics.registry.contentType, `${ours}\n${queue}\n`);
+    const queues = await Promise.all(deps.queues.map((queue) => queue.exportPrometheusMetrics()));
+    return send(response, 200, deps.metrics.registry.contentType, `${ours}\n${mergeFamilies(queues)}\n`);
   }
   if (path === DASHBOARD_PATH || path.startsWith(`${DASHBOARD_PATH}/`)) return dashboard(request, response);
   send(response, 404, 'text/plain', 'not found: try /healthz, /metrics or /queues\n');
+}
+
+/**
+ * BullMQ's exposition of several queues as one: each queue repeats the same metric families (with its
+ * `queue` label), and Prometheus wants each family's HELP, TYPE and samples together, once.
+ */
+export function mergeFamilies(texts: readonly string[]): string {
+  const families = new Map<string, { header: string[]; samples: string[] }>();
+  for (const text of texts) {
+    let current: { header: string[]; samples: string[] } | undefined;
+    for (const line of text.split('\n')) {
+      const comment = /^# (HELP|TYPE) (\S+)/.exec(line);
+      if (comment) {
+        const name = comment[2] as string;
+        const known = families.get(name);
+        current = known ?? { header: [], samples: [] };
+        if (!known) families.set(name, current);
+        if (current.header.length < 2 && !current.header.includes(line)) current.header.push(line);
+      } else if (line.trim() !== '') {
+        const name = /^[^{\s]+/.exec(line)?.[0] ?? '';
+        const family = current ?? families.get(name) ?? { header: [], samples: [] };
+        if (!families.has(name) && !current) families.set(name, family);
+        family.samples.push(line);
+      }
+    }
+  }
+  return [...families.values()].flatMap((family) => [...family.header, ...family.samples]).join('\n');
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {

@@ -1,10 +1,9 @@
-import { type Job, type Queue, UnrecoverableError, type Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
 import type { AppConfig } from '../../src/config.js';
 import type { Logger } from '../../src/log.js';
-import type { SyncSummary } from '../../src/sync.js';
-import { type ShopJobData, SYNC_JOB } from '../queue.js';
+import type { JobOutcome } from '../worker.js';
 import { HealthCheck } from './health.js';
 import { OpsMetrics } from './metrics.js';
 import { type OpsServer, startOpsServer } from './server.js';
@@ -12,9 +11,12 @@ import { type CompleteRun, readLastCompleteRun } from './shop-runs.js';
 
 export interface OpsTargets {
   readonly redis: Redis;
-  readonly queue: Queue;
-  // biome-ignore lint/suspicious/noExplicitAny: the worker's job types do not matter here
-  readonly worker: Worker<ShopJobData, any>;
+  /** The queues the dashboard shows and whose counts /metrics exports. */
+  readonly queues: readonly Queue[];
+  /** The process's BullMQ workers: it takes jobs when all of them do. */
+  readonly workers: readonly Worker[];
+  /** Subscribes to each sync's outcome. */
+  readonly onOutcome: (listener: (outcome: JobOutcome) => void) => void;
 }
 
 /** The worker's operations surface: metrics, health and dashboard on OPS_PORT. */
@@ -32,17 +34,17 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
   return {
     events: (shop) => metrics.eventsFor(shop),
     close: async () => server?.close(),
-    async start({ redis, queue, worker }) {
-      const health = new HealthCheck(config, redis, worker);
+    async start({ redis, queues, workers, onOutcome }) {
+      const health = new HealthCheck(config, redis, workers);
       for (const shop of Object.keys(config.shops)) {
         const run = lastRunOrNull(config, shop, log);
         health.setLastRun(shop, run);
         if (run) metrics.lastRun(shop, run);
       }
-      followOutcomes(worker, metrics, health);
+      onOutcome((outcome) => record(outcome, metrics, health));
       if (config.opsPort === 0) return;
       try {
-        server = await startOpsServer(config.opsPort, { health, metrics, queue, log });
+        server = await startOpsServer(config.opsPort, { health, metrics, queues, log });
         log.info({ port: server.port }, 'ops port listening: /healthz, /metrics, /queues');
       } catch (error) {
         // Syncing matters more than being observed: a taken port is reported, not fatal.
@@ -62,24 +64,19 @@ function lastRunOrNull(config: AppConfig, shop: string, log: Logger): CompleteRu
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the worker's job types do not matter here
-function followOutcomes(worker: Worker<ShopJobData, any>, metrics: OpsMetrics, health: HealthCheck): void {
-  worker.on('completed', (job: Job<ShopJobData>, result: unknown) => {
-    if (job.name !== SYNC_JOB) return;
-    const summary = result as SyncSummary;
-    const finishedAt = new Date(job.finishedOn ?? Date.now());
-    metrics.completed(summary, finishedAt);
-    health.setLastRun(summary.shop, {
-      run: summary.run,
-      finishedAt,
-      items: summary.items,
-      invalid: summary.invalid,
-    });
-  });
-  worker.on('failed', (job: Job<ShopJobData> | undefined, error: Error) => {
-    if (!job || job.name !== SYNC_JOB) return;
-    const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-    const seconds = job.processedOn ? (Date.now() - job.processedOn) / 1000 : undefined;
-    metrics.failed(job.data.shop, final ? 'failed' : 'retrying', seconds);
+/** A sync's outcome in the metrics, and a completed one as the shop's last complete run for health. */
+function record(outcome: JobOutcome, metrics: OpsMetrics, health: HealthCheck): void {
+  if (outcome.outcome !== 'completed' || !outcome.summary) {
+    if (outcome.outcome !== 'completed') metrics.failed(outcome.shop, outcome.outcome, undefined);
+    return;
+  }
+  const { summary } = outcome;
+  const finishedAt = new Date();
+  metrics.completed(summary, finishedAt);
+  health.setLastRun(summary.shop, {
+    run: summary.run,
+    finishedAt,
+    items: summary.items,
+    invalid: summary.invalid,
   });
 }

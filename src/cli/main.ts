@@ -37,6 +37,9 @@ function main(): void {
       } else process.exitCode = code !== 0 && received ? signalled() : code;
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      // A command stopped by a signal is done: what it abandoned (the worker's syncs past their grace)
+      // must not keep the process alive.
+      if (controller.signal.aborted) process.exit();
     },
     (error: unknown) => {
       process.stderr.write(`shop-sync: ${String(error)}\n`);

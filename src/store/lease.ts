@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { SyncBusyError } from '../errors.js';
 import type { Store } from './open.js';
@@ -13,6 +14,12 @@ export interface LeaseOptions {
   ttlMs: number;
   /** How often the holder renews it; well under `ttlMs`. */
   renewEveryMs: number;
+  /**
+   * Who the work belongs to beyond this process (the worker's job id). A lease recorded for the same
+   * owner by another process is taken over at once: the work came back to us, so its old holder lost it
+   * (a restarted container has a new hostname, so its dead pid cannot be checked).
+   */
+  owner?: string;
 }
 
 export const DEFAULT_LEASE: LeaseOptions = { ttlMs: 60_000, renewEveryMs: 10_000 };
@@ -42,12 +49,14 @@ export function acquireLease(
   onRenewError: (error: unknown) => void,
   options: LeaseOptions = DEFAULT_LEASE,
 ): Lease {
-  const holder = randomUUID();
+  // The owner is kept in the holder's text (`owner/uuid`): holders stay unique per process.
+  const holder = options.owner === undefined ? randomUUID() : `${options.owner}/${randomUUID()}`;
   const host = hostname();
   const { db } = store;
   db.transaction(() => {
     const current = db.prepare('SELECT * FROM lease WHERE slot = 1').get() as LeaseRow | undefined;
-    if (current && current.expires_at > Date.now() && !holderIsGone(current, host)) {
+    const stale = current && (holderIsGone(current, host) || sameOwner(current, options.owner));
+    if (current && current.expires_at > Date.now() && !stale) {
       throw new SyncBusyError(
         `Another sync of shop ${shop} is running (pid ${current.pid} on host ${current.host}, since ${current.since}).`,
       );
@@ -91,13 +100,35 @@ export function acquireLease(
   };
 }
 
-/** A holder on this host whose process no longer exists will never renew: its lease is stale now. */
+function sameOwner(row: LeaseRow, owner: string | undefined): boolean {
+  return owner !== undefined && row.holder.startsWith(`${owner}/`);
+}
+
+/**
+ * A holder on this host whose process no longer exists will never renew: its lease is stale now. A
+ * killed process its parent has not reaped yet (a zombie) still answers signals, so /proc decides first.
+ */
 function holderIsGone(row: LeaseRow, host: string): boolean {
   if (row.host !== host || row.pid === process.pid) return false;
+  const state = processState(row.pid);
+  if (state !== undefined) return state === 'Z' || state === 'X';
   try {
     process.kill(row.pid, 0);
     return false;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+}
+
+/** The state letter of /proc/<pid>/stat (`R`, `S`, `Z`...), `X` when there is no such process, or undefined without /proc. */
+function processState(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    return existsSync('/proc/self/stat') ? 'X' : undefined;
+  }
+  // The command name in parentheses may contain spaces and parentheses: the state follows the last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }

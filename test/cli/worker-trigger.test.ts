@@ -1,13 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { type Job, Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { syncQueueName, TICK_QUEUE } from '../../jobs/queue.js';
+import { schedulerId } from '../../jobs/schedulers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
@@ -16,9 +21,10 @@ let env: Record<string, string>;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
+  await requireRedis();
   sim = await startSimulator({ items: 300, seed: 21 });
 });
-afterAll(() => sim.close());
+afterAll(() => sim?.close());
 beforeEach(() => {
   temp = tempDir('shop-sync-worker-cli-');
   env = {
@@ -28,7 +34,7 @@ beforeEach(() => {
     SYNC_PER_PAGE: '20',
     LOG_LEVEL: 'info',
   };
-  sim.setFaults({ latencyMs: 0 });
+  sim.setFaults({ latencyMs: 0, rate5xx: 0 });
 });
 afterEach(async () => {
   for (const worker of workers.splice(0)) {
@@ -49,9 +55,9 @@ interface RunningWorker {
 }
 
 /** Starts `shop-sync worker` as a container would, resolving once it logged that it started. */
-async function startWorkerProcess(): Promise<RunningWorker> {
+async function startWorkerProcess(extra: Record<string, string> = {}): Promise<RunningWorker> {
   const child = spawn(process.execPath, [path.resolve('bin/shop-sync.js'), 'worker'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', ...env, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   workers.push(child);
@@ -70,6 +76,29 @@ async function startWorkerProcess(): Promise<RunningWorker> {
   });
   await started;
   return { child, lines, exited };
+}
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await sleep(20);
+}
+
+/** Resolves once the worker has logged a line with message `msg`. */
+function logged(worker: RunningWorker, msg: string): Promise<void> {
+  return until(() => messages(worker.lines).includes(msg));
+}
+
+/** The shop's sync jobs as BullMQ keeps them, read from Redis as `status` would. */
+async function syncJobs(): Promise<Array<Job & { state: string }>> {
+  const queue = new Queue(syncQueueName('shop'), {
+    connection: { url: TEST_REDIS_URL },
+    prefix: env.SYNC_QUEUE_PREFIX,
+  });
+  try {
+    const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'completed', 'failed']);
+    return await Promise.all(jobs.map(async (job) => Object.assign(job, { state: await job.getState() })));
+  } finally {
+    await queue.close();
+  }
 }
 
 function messages(lines: readonly string[]): string[] {
@@ -111,6 +140,7 @@ describe('shop-sync worker and trigger', () => {
     expect(Object.keys(summary)).toEqual(SYNC_JSON_KEYS);
     expect(summary).toMatchObject({ shop: 'shop', run: 1, status: 'complete', items: 300, added: 300 });
     expect(result.stderr).toMatch(/^Queued a sync of shop shop \(job .+\)\. Waiting for it to finish\.\n$/);
+    for (const line of worker.lines) expect(() => JSON.parse(line)).not.toThrow();
 
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
@@ -140,15 +170,216 @@ describe('shop-sync worker and trigger', () => {
     expect(sim.stats().tokenRequests.password - grantsBefore).toBe(1);
   });
 
-  it('says so when a sync of the shop is already queued, and names the job', async () => {
-    const first = await runCli(['trigger', '--json'], env);
-    const second = await runCli(['trigger'], env);
+  it('queues one follow-up behind a running sync; with the marketplace hanging, SIGTERM stops within the grace, exit 0, no attempt spent', async () => {
+    const worker = await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    sim.setFaults({ latencyMs: 20_000 });
+    const running = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
+    await logged(worker, 'job started');
 
-    expect(first.code).toBe(0);
-    const queued = JSON.parse(first.stdout);
-    expect(queued).toMatchObject({ shop: 'shop', deduplicated: false });
-    expect(second.code).toBe(0);
-    expect(second.stdout).toBe(`A sync of shop shop is already queued or running (job ${queued.job}).\n`);
+    const followUp = await runCli(['trigger', '--json'], env);
+    const again = await runCli(['trigger'], env);
+
+    expect(JSON.parse(followUp.stdout)).toMatchObject({ shop: 'shop', deduplicated: false });
+    const next = JSON.parse(followUp.stdout).job;
+    expect(next).not.toBe(running.job);
+    expect(again.stdout).toBe(
+      `A sync of shop shop that has not started yet is already queued (job ${next}); it runs next.\n`,
+    );
+
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(messages(worker.lines)).not.toContain('job failed');
+    const jobs = await syncJobs();
+    expect(jobs.map((job) => job.id).sort()).toEqual([running.job, next].sort());
+    for (const job of jobs) {
+      expect(job.state).toBe('waiting');
+      expect(job.attemptsMade).toBe(0);
+    }
+  });
+
+  it('with the marketplace refusing connections, SIGTERM stops within the grace and spends no attempt', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    env.MARKETPLACE_BASE_URL = `http://127.0.0.1:${port}`;
+    const worker = await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    await runCli(['trigger'], env);
+    await logged(worker, 'job started');
+
+    worker.child.kill('SIGTERM');
+
+    expect(await worker.exited).toBe(0);
+    expect(messages(worker.lines)).not.toContain('job failed');
+    const [job] = await syncJobs();
+    expect(job).toMatchObject({ state: 'waiting', attemptsMade: 0 });
+  });
+
+  it('trigger --wait reports a sync that started after it, not the one already running', async () => {
+    sim.setFaults({ latencyMs: 30 });
+    await startWorkerProcess();
+    const running = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
+    await waitForCheckpoint(2);
+
+    const result = await runCli(['trigger', '--wait', '--json'], env);
+
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ shop: 'shop', run: 2, status: 'complete', items: 300 });
+    const jobs = await syncJobs();
+    expect(jobs.find((job) => job.id === running.job)?.returnvalue).toMatchObject({ run: 1 });
+  });
+
+  it('promotes a sync waiting in retry backoff to run now', async () => {
+    sim.setFaults({ rate5xx: 1 });
+    const worker = await startWorkerProcess({ SYNC_RETRY_BUDGET_SECONDS: '0.2' });
+    const first = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
+    await logged(worker, 'job failed');
+    sim.setFaults({ rate5xx: 0 });
+
+    const result = await runCli(['trigger', '--wait', '--json', '--timeout', '20'], env);
+
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`already queued (job ${first.job})`);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'complete', items: 300 });
+  });
+
+  it('trigger exits 1 at once when no worker serves the shop, and --timeout gives up waiting', async () => {
+    const alone = await runCli(['trigger', '--wait'], env);
+
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toBe(
+      `shop-sync: No worker is connected for shop shop (queue sync-shop under prefix ${env.SYNC_QUEUE_PREFIX}): start \`shop-sync worker\` with the shop configured.\n`,
+    );
+    expect(await syncJobs()).toEqual([]);
+
+    sim.setFaults({ latencyMs: 20_000 });
+    await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '0' });
+    const waited = await runCli(['trigger', '--wait', '--timeout', '1'], env);
+
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(
+      /\nshop-sync: Gave up waiting after 1 s; the sync of shop shop \(job .+\) goes on in the worker\.\n$/,
+    );
+  });
+
+  it('trigger --all --wait --json queues every shop in one process and prints one object per line', async () => {
+    const file = path.join(temp.dir, 'shops.yaml');
+    const { clientId, clientSecret, username, password } = sim.credentials;
+    const shop = (name: string) => [
+      `  ${name}:`,
+      `    base_url: ${sim.baseUrl}`,
+      `    client_id: ${clientId}`,
+      `    client_secret: ${clientSecret}`,
+      `    username: ${username}`,
+      `    password: ${password}`,
+    ];
+    writeFileSync(file, ['shops:', ...shop('north'), ...shop('south'), ...shop('west')].join('\n'));
+    const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
+    env = { ...rest, SHOP_SYNC_CONFIG: file };
+    for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];
+    await startWorkerProcess();
+
+    const all = await runCli(['trigger', '--all', '--wait', '--json'], env);
+    const two = await runCli(['trigger', '--shop', 'north', '--shop', 'west'], env);
+
+    expect(all.code).toBe(0);
+    const summaries = all.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(summaries.map((s) => s.shop).sort()).toEqual(['north', 'south', 'west']);
+    for (const summary of summaries) {
+      expect(Object.keys(summary)).toEqual(SYNC_JSON_KEYS);
+      expect(summary).toMatchObject({ run: 1, status: 'complete', items: 300 });
+    }
+    expect(two.code).toBe(0);
+    expect(two.stdout).toMatch(
+      /^Queued a sync of shop north \(job .+\)\.\nQueued a sync of shop west \(job .+\)\.\n$/,
+    );
+  });
+
+  it('the worker refuses to start, exit 2 naming the setting, when a shop cannot sync', async () => {
+    const noMarketplace = await runCli(['worker'], {
+      DATA_DIR: temp.dir,
+      REDIS_URL: TEST_REDIS_URL,
+      SYNC_QUEUE_PREFIX: env.SYNC_QUEUE_PREFIX as string,
+    });
+    const badSchedule = await runCli(['worker'], { ...env, SYNC_SCHEDULE: '*/99 * * *' });
+
+    expect(noMarketplace.code).toBe(2);
+    expect(noMarketplace.stderr).toBe(
+      'shop-sync: MARKETPLACE_BASE_URL is not set for shop "default": a sync needs it.\n',
+    );
+    expect(badSchedule.code).toBe(2);
+    expect(badSchedule.stderr).toBe(
+      'shop-sync: SYNC_SCHEDULE "*/99 * * *" is not a valid cron pattern: it has 4 fields where 5 (or 6, with seconds first) are expected.\n',
+    );
+  });
+
+  it('recovers a sync whose worker was killed (SIGKILL): another worker finds it stalled and resumes the run', async () => {
+    // Small, slow pages: the sync is still reading when the kill comes, however loaded the machine.
+    env.SYNC_PER_PAGE = '5';
+    sim.setFaults({ latencyMs: 300 });
+    const first = await startWorkerProcess();
+    // The lock runs out 30 s after the kill and the stalled check runs every 15 s: well within 90 s.
+    const waiting = runCli(['trigger', '--wait', '--json', '--timeout', '90'], env);
+    await waitForCheckpoint(1);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    sim.setFaults({ latencyMs: 0 });
+    const second = await startWorkerProcess();
+    const result = await waiting;
+
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ run: 1, status: 'complete', items: 300 });
+    expect(messages(second.lines)).toContain(
+      'job stalled: its worker stopped renewing its lock; it runs again',
+    );
+    const resumed = second.lines.map((line) => JSON.parse(line)).find((line) => line.msg === 'sync started');
+    expect(resumed).toMatchObject({ run: 1, resumed: true });
+  }, 150_000);
+
+  it('logs a Redis outage as JSON lines with the error code and re-applies the lost schedules when Redis is back', async () => {
+    const upstream = new URL(TEST_REDIS_URL);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const server = connect(Number(upstream.port || 6379), upstream.hostname);
+      for (const socket of [client, server]) {
+        sockets.add(socket);
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.pipe(server).pipe(client);
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    const { port } = proxy.address() as AddressInfo;
+    const worker = await startWorkerProcess({ REDIS_URL: `redis://127.0.0.1:${port}${upstream.pathname}` });
+    const ticks = new Queue(TICK_QUEUE, {
+      connection: { url: TEST_REDIS_URL },
+      prefix: env.SYNC_QUEUE_PREFIX,
+    });
+    try {
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
+      await until(() => worker.lines.some((line) => /"code":"(ECONN\w+|ETIMEDOUT|EPIPE)"/.test(line)));
+      await ticks.removeJobScheduler(schedulerId('shop'));
+      proxy.listen(port, '127.0.0.1');
+      await once(proxy, 'listening');
+      await until(async () => (await ticks.getJobSchedulers()).length === 1);
+
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await ticks.close();
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
+    }
+    for (const line of worker.lines) expect(() => JSON.parse(line)).not.toThrow();
   });
 
   it('trigger --wait exits 1 with the reason when the sync fails for good', async () => {

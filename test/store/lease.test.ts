@@ -1,8 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SyncBusyError } from '../../src/errors.js';
-import { acquireLease } from '../../src/store/lease.js';
+import { acquireLease, DEFAULT_LEASE } from '../../src/store/lease.js';
 import type { Store } from '../../src/store/open.js';
 import { openTempStore, tempDir } from './fixtures.js';
 
@@ -24,10 +27,24 @@ function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '0']).pid as number;
 }
 
-function plantLease(pid: number, host: string, expiresAt: number): void {
+function plantLease(pid: number, host: string, expiresAt: number, holder = 'someone-else'): void {
   store.db
     .prepare('INSERT INTO lease (slot, holder, pid, host, since, expires_at) VALUES (1, ?, ?, ?, ?, ?)')
-    .run('someone-else', pid, host, '2024-05-01T10:00:00.000Z', expiresAt);
+    .run(holder, pid, host, '2024-05-01T10:00:00.000Z', expiresAt);
+}
+
+/**
+ * A process that has exited but was not reaped (a zombie): a shell backgrounds a short-lived child,
+ * then becomes `sleep`, which never waits for it. Returns the zombie's pid and the parent to kill.
+ */
+async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const [line] = (await once(parent.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
+  const pid = Number(line.toString().trim());
+  while (!readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')) await sleep(10);
+  return { pid, parent };
 }
 
 describe('the shop lease', () => {
@@ -64,6 +81,32 @@ describe('the shop lease', () => {
   it('is taken over at once when its holder on this host is a process that no longer exists', () => {
     plantLease(deadPid(), hostname(), Date.now() + 60_000);
     acquireLease(store, 'acme', ignore).release();
+  });
+
+  it('is taken over at once when its holder is a killed process not reaped yet (a zombie)', async () => {
+    const { pid, parent } = await zombie();
+    try {
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      plantLease(pid, hostname(), Date.now() + 60_000);
+      acquireLease(store, 'acme', ignore).release();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  it('is taken over by the same owner (the job that came back) from a holder on another host', () => {
+    plantLease(process.pid, 'crashed-container', Date.now() + 60_000, 'job-42/0b1c');
+
+    expect(() => acquireLease(store, 'acme', ignore, { ...DEFAULT_LEASE, owner: 'job-4' })).toThrow(
+      SyncBusyError,
+    );
+    const lease = acquireLease(store, 'acme', ignore, { ...DEFAULT_LEASE, owner: 'job-42' });
+    expect(store.db.prepare('SELECT holder, host FROM lease').get()).toEqual({
+      holder: lease.holder,
+      host: hostname(),
+    });
+    expect(lease.holder).toMatch(/^job-42\//);
+    lease.release();
   });
 
   it('still blocks when the holder is alive elsewhere and the lease has not expired', () => {

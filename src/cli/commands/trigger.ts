@@ -1,80 +1,102 @@
-import { type Job, QueueEvents } from 'bullmq';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { SyncJobFailedError } from '../../../jobs/errors.js';
-import { enqueueSync, QUEUE_NAME, syncQueue } from '../../../jobs/queue.js';
-import { connectRedis } from '../../../jobs/redis.js';
-import { findShop } from '../../config.js';
-import { InterruptedError } from '../../errors.js';
-import type { SyncSummary } from '../../sync.js';
+import { ShopQueues } from '../../../jobs/queue.js';
+import { connectRedis, displayRedisUrl } from '../../../jobs/redis.js';
+import {
+  asQueueError,
+  type SyncResult,
+  type Triggered,
+  triggerSyncs,
+  waitForSyncs,
+} from '../../../jobs/trigger.js';
+import { type AppConfig, findShop } from '../../config.js';
+import { UsageError } from '../../errors.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { summaryJson, summaryText } from './sync.js';
 
 interface TriggerFlags {
-  shop?: string;
+  shop?: string[];
+  all?: boolean;
   wait?: boolean;
+  timeout?: number;
   json?: boolean;
 }
 
 export function triggerCommand(io: CliIO): Command {
   return new Command('trigger')
-    .description('Queue a sync of a shop now for the worker; with --wait, wait for it and report like sync.')
-    .option('--shop <name>', 'the shop (default: the configured one)')
-    .option('--wait', 'wait until the sync has finished and print its summary')
-    .option('--json', 'print the result as one JSON object')
+    .description(
+      'Queue a sync of each shop named (or of every configured shop) for the worker; with --wait, wait and report like sync. The sync reported starts after the trigger.',
+    )
+    .option('--shop <name...>', 'the shops (default: the configured one); repeat or list several')
+    .option('--all', 'every configured shop')
+    .option('--wait', 'wait until the syncs have finished and print their summaries')
+    .option('--timeout <seconds>', 'with --wait, give up waiting after this long (exit 1)', seconds)
+    .option('--json', 'print one JSON object per shop, one a line')
     .action(async (flags: TriggerFlags) => {
-      const { config } = commandContext(io);
-      const shop = findShop(config, flags.shop);
+      const { config, log } = commandContext(io);
+      const shops = chosenShops(config, flags);
       const redis = await connectRedis(config.redisUrl);
-      const queue = syncQueue(redis, config.queuePrefix);
-      const events = flags.wait
-        ? new QueueEvents(QUEUE_NAME, { connection: redis, prefix: config.queuePrefix })
-        : undefined;
+      const queues = new ShopQueues(redis, config.queuePrefix, log);
       try {
-        await events?.waitUntilReady();
-        const { job, deduplicated } = await enqueueSync(queue, shop.name);
-        const note = deduplicated
-          ? `A sync of shop ${shop.name} is already queued or running (job ${job.id}).`
-          : `Queued a sync of shop ${shop.name} (job ${job.id}).`;
-        if (!events) {
-          writeLine(
-            io.stdout,
-            flags.json ? JSON.stringify({ shop: shop.name, job: job.id, deduplicated }) : note,
-          );
+        const triggered = await triggerSyncs(queues, shops);
+        if (!flags.wait) {
+          for (const one of triggered)
+            writeLine(io.stdout, flags.json ? JSON.stringify(one) : queuedNote(one));
           return;
         }
-        writeLine(io.stderr, `${note} Waiting for it to finish.`);
-        const summary = await finished(job, events, io.signal, shop.name);
-        writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+        for (const one of triggered) writeLine(io.stderr, `${queuedNote(one)} Waiting for it to finish.`);
+        await report(queues, triggered, flags, io);
+      } catch (error) {
+        throw asQueueError(error, displayRedisUrl(config.redisUrl));
       } finally {
-        await events?.close();
-        await queue.close();
+        await queues.close();
         await redis.quit();
       }
     });
 }
 
-/** The job's summary once a worker completes it; its failure reason, or the user stopping the wait. */
-async function finished(
-  job: Job<unknown, SyncSummary>,
-  events: QueueEvents,
-  signal: AbortSignal,
-  shop: string,
-): Promise<SyncSummary> {
-  const stopped = new Promise<never>((_, reject) => {
-    const stop = () =>
-      reject(
-        new InterruptedError(
-          `Stopped waiting; the sync of shop ${shop} (job ${job.id}) goes on in the worker.`,
-        ),
-      );
-    if (signal.aborted) stop();
-    else signal.addEventListener('abort', stop, { once: true });
+async function report(
+  queues: ShopQueues,
+  triggered: readonly Triggered[],
+  flags: TriggerFlags,
+  io: CliIO,
+): Promise<void> {
+  const print = (result: SyncResult) => {
+    if ('summary' in result) {
+      const { summary } = result;
+      writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+    } else if (triggered.length > 1) writeLine(io.stderr, `shop-sync: ${result.error.message}`);
+  };
+  const results = await waitForSyncs(queues, triggered, {
+    signal: io.signal,
+    timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
+    onResult: print,
   });
-  try {
-    return await Promise.race([job.waitUntilFinished(events), stopped]);
-  } catch (error) {
-    if (error instanceof InterruptedError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new SyncJobFailedError(`The sync of shop ${shop} (job ${job.id}) failed: ${reason}`);
-  }
+  const failed = results.flatMap((result) => ('error' in result ? [result] : []));
+  const [first] = failed;
+  if (!first) return;
+  if (results.length === 1) throw first.error;
+  const shops = failed.map((result) => result.shop).join(', ');
+  throw new SyncJobFailedError(
+    `${failed.length} of ${results.length} syncs failed (shop ${shops}), as said above.`,
+  );
+}
+
+function chosenShops(config: AppConfig, flags: TriggerFlags): string[] {
+  if (flags.all && flags.shop) throw new UsageError('Use either --shop or --all, not both.');
+  if (flags.all) return Object.keys(config.shops);
+  const named = flags.shop ?? [undefined];
+  return [...new Set(named.map((name) => findShop(config, name).name))];
+}
+
+function queuedNote(one: Triggered): string {
+  return one.deduplicated
+    ? `A sync of shop ${one.shop} that has not started yet is already queued (job ${one.job}); it runs next.`
+    : `Queued a sync of shop ${one.shop} (job ${one.job}).`;
+}
+
+function seconds(value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || parsed <= 0) throw new InvalidArgumentError('expected seconds > 0.');
+  return parsed;
 }

@@ -6,7 +6,7 @@ import { type CliIO, commandContext } from '../io.js';
 export function workerCommand(io: CliIO): Command {
   return new Command('worker')
     .description(
-      'Run scheduled and on-demand syncs through BullMQ (Redis: REDIS_URL) until SIGTERM or SIGINT.',
+      'Run scheduled and on-demand syncs through BullMQ (Redis: REDIS_URL) until SIGTERM or SIGINT; running syncs get SHUTDOWN_GRACE_SECONDS to stop.',
     )
     .action(async () => {
       const { config, log } = commandContext(io);

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Logger } from '../log.js';
-import type { StoredToken, TokenStore } from './token-store.js';
+import type { StoredToken, TokenStore } from '../src/api/token-store.js';
+import type { Logger } from '../src/log.js';
 
 export interface RedisTokenStoreOptions {
   /** Namespaces the keys, like the queue's prefix: deployments sharing a Redis stay apart. */
@@ -18,6 +18,11 @@ export interface RedisTokenStoreOptions {
 }
 
 const DEFAULT_LOCK_TTL_MS = 30_000;
+/**
+ * How long a token outlives its renewal time in Redis: its refresh token stays useful a while after the
+ * access token is due, and a shop no worker syncs any more must not keep a key for ever.
+ */
+export const TOKEN_KEY_GRACE_MS = 24 * 3600_000;
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 500;
 
@@ -72,12 +77,14 @@ export class RedisTokenStore implements TokenStore {
 
   async set(token: StoredToken): Promise<void> {
     const renewAt = Number.isFinite(token.renewAt) ? token.renewAt : null;
-    await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }));
+    const ttlMs = Math.max(renewAt ?? Date.now(), Date.now()) - Date.now() + TOKEN_KEY_GRACE_MS;
+    await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }), 'PX', ttlMs);
   }
 
-  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+  /** Waiting for the lock ends with `signal`'s reason when it is aborted (the worker stops, the budget runs out). */
+  async withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const owner = randomBytes(16).toString('hex');
-    await this.acquire(owner);
+    await this.acquire(owner, signal);
     const extender = setInterval(() => {
       this.redis.eval(EXTEND, 1, this.lockKey, owner, this.lockTtlMs).catch((error: unknown) => {
         // Losing the lock only risks one refresh token spent twice, which ends in a fresh login.
@@ -92,10 +99,13 @@ export class RedisTokenStore implements TokenStore {
     }
   }
 
-  private async acquire(owner: string): Promise<void> {
+  private async acquire(owner: string, signal: AbortSignal | undefined): Promise<void> {
     let wait = FIRST_POLL_MS;
     while ((await this.redis.set(this.lockKey, owner, 'PX', this.lockTtlMs, 'NX')) !== 'OK') {
-      await sleep(wait * (0.5 + Math.random()));
+      signal?.throwIfAborted();
+      await sleep(wait * (0.5 + Math.random()), undefined, { signal }).catch(() => {
+        throw signal?.reason;
+      });
       wait = Math.min(wait * 2, MAX_POLL_MS);
     }
   }

@@ -1,11 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RedisTokenStore, TOKEN_KEY_GRACE_MS } from '../../jobs/token-store.js';
 import { MarketplaceClient } from '../../src/api/client.js';
-import { RedisTokenStore } from '../../src/api/redis-token-store.js';
 import type { StoredToken } from '../../src/api/token-store.js';
+import { InterruptedError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
 let prefix: string;
@@ -14,13 +15,14 @@ let first: Redis;
 let second: Redis;
 
 beforeAll(async () => {
+  await requireRedis();
   sim = await startSimulator({ items: 200, seed: 3, expiresIn: 1 });
   first = new Redis(TEST_REDIS_URL);
   second = new Redis(TEST_REDIS_URL);
 });
 afterAll(async () => {
-  await Promise.all([first.quit(), second.quit()]);
-  await sim.close();
+  await Promise.all([first?.quit(), second?.quit()]);
+  await sim?.close();
 });
 beforeEach(() => {
   prefix = uniquePrefix('tokens');
@@ -47,6 +49,26 @@ describe('RedisTokenStore', () => {
       token({ renewAt: Number.POSITIVE_INFINITY, refreshToken: null }),
     );
     expect(await storeOn(second, 'other-shop').get()).toBeUndefined();
+  });
+
+  it('lets the shared token key expire a while after the token is due for renewal', async () => {
+    const renewAt = Date.now() + 60_000;
+    await storeOn(first).set(token({ renewAt }));
+
+    const ttl = await first.pttl(`${prefix}:token:shop`);
+    expect(ttl).toBeGreaterThan(TOKEN_KEY_GRACE_MS);
+    expect(ttl).toBeLessThanOrEqual(60_000 + TOKEN_KEY_GRACE_MS);
+  });
+
+  it("stops waiting for another process's renewal with the stop's reason", async () => {
+    const holder = storeOn(first).withLock(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    const stop = new AbortController();
+    const waiting = storeOn(second).withLock(async () => 'ran', stop.signal);
+    stop.abort(new InterruptedError('The worker is stopping.'));
+
+    await expect(waiting).rejects.toThrow(InterruptedError);
+    await expect(waiting).rejects.toThrow('The worker is stopping.');
+    await holder;
   });
 
   it('treats an unreadable value as no token, so that the next request logs in again', async () => {

@@ -1,0 +1,116 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Job } from 'bullmq';
+import { InterruptedError, ShopSyncError } from '../src/errors.js';
+import type { SyncSummary } from '../src/sync.js';
+import { NoWorkerError, QueueUnavailableError, SyncJobFailedError, WaitTimeoutError } from './errors.js';
+import { enqueueSync, type ShopQueues, syncQueueName } from './queue.js';
+
+export interface Triggered {
+  readonly shop: string;
+  readonly job: string;
+  /** A sync of the shop that had not started yet was there already (and now runs at once if it was retrying). */
+  readonly deduplicated: boolean;
+}
+
+/**
+ * Queues a sync of each shop that starts after this call (see `enqueueSync`), a sync in retry backoff
+ * promoted to run now. Fails at once, queuing nothing, when a shop has no worker serving its queue.
+ */
+export async function triggerSyncs(queues: ShopQueues, shops: readonly string[]): Promise<Triggered[]> {
+  const counts = await Promise.all(shops.map((shop) => queues.of(shop).getWorkersCount()));
+  const unserved = shops.filter((_, index) => counts[index] === 0);
+  if (unserved.length > 0) {
+    throw new NoWorkerError(
+      `No worker is connected for shop ${unserved.join(', ')} (queue ${unserved.map(syncQueueName).join(', ')} under prefix ${queues.prefix}): start \`shop-sync worker\` with the shop configured.`,
+    );
+  }
+  return Promise.all(
+    shops.map(async (shop) => {
+      const { job, deduplicated } = await enqueueSync(queues.of(shop), shop, { promote: true });
+      return { shop, job: String(job.id), deduplicated };
+    }),
+  );
+}
+
+export type SyncResult =
+  | { readonly shop: string; readonly job: string; readonly summary: SyncSummary }
+  | { readonly shop: string; readonly job: string; readonly error: ShopSyncError };
+
+export interface WaitOptions {
+  /** Give up after this long (the syncs go on in the worker). */
+  readonly timeoutMs?: number;
+  /** The user stopping the wait. */
+  readonly signal: AbortSignal;
+  /** Called as each sync finishes, in the order they finish. */
+  readonly onResult?: (result: SyncResult) => void;
+}
+
+const POLL_MS = 200;
+
+/**
+ * Waits until a worker has finished each triggered sync: completed (its summary) or failed for good
+ * (its reason). A sync interrupted by a worker's shutdown or retrying after a failure is still waited
+ * for. Polls the jobs' states, so a thousand shops need no connection each.
+ */
+export async function waitForSyncs(
+  queues: ShopQueues,
+  triggered: readonly Triggered[],
+  options: WaitOptions,
+): Promise<SyncResult[]> {
+  const deadline =
+    options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+  const results = new Map<string, SyncResult>();
+  for (;;) {
+    for (const one of triggered) {
+      if (results.has(one.shop)) continue;
+      const result = await finished(queues, one);
+      if (!result) continue;
+      results.set(one.shop, result);
+      options.onResult?.(result);
+    }
+    if (results.size === triggered.length) return triggered.map((one) => results.get(one.shop) as SyncResult);
+    if (options.signal.aborted) throw new InterruptedError(`Stopped waiting; ${goesOn(triggered, results)}.`);
+    if (Date.now() >= deadline) {
+      throw new WaitTimeoutError(
+        `Gave up waiting after ${(options.timeoutMs ?? 0) / 1000} s; ${goesOn(triggered, results)}.`,
+      );
+    }
+    await sleep(POLL_MS, undefined, { signal: options.signal }).catch(() => undefined);
+  }
+}
+
+async function finished(queues: ShopQueues, one: Triggered): Promise<SyncResult | undefined> {
+  const queue = queues.of(one.shop);
+  const state = await queue.getJobState(one.job);
+  if (state === 'completed' || state === 'failed') {
+    const job = await Job.fromId<unknown, SyncSummary>(queue, one.job);
+    if (state === 'completed' && job) return { ...one, summary: job.returnvalue };
+    const reason = job?.failedReason ?? 'the job was removed';
+    return {
+      ...one,
+      error: new SyncJobFailedError(`The sync of shop ${one.shop} (job ${one.job}) failed: ${reason}`),
+    };
+  }
+  if (state === 'unknown') {
+    const error = new SyncJobFailedError(
+      `The sync of shop ${one.shop} (job ${one.job}) disappeared from the queue.`,
+    );
+    return { ...one, error };
+  }
+  return undefined;
+}
+
+function goesOn(triggered: readonly Triggered[], done: ReadonlyMap<string, SyncResult>): string {
+  const open = triggered.filter((one) => !done.has(one.shop));
+  const list = open.map((one) => `shop ${one.shop} (job ${one.job})`).join(', ');
+  return `the sync of ${list} goes on in the worker`;
+}
+
+/** Any failure talking to Redis as one sentence naming REDIS_URL; shop-sync's own errors pass through. */
+export function asQueueError(error: unknown, redisShown: string): unknown {
+  if (error instanceof ShopSyncError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new QueueUnavailableError(`Redis at ${redisShown} (REDIS_URL) failed: ${message}.`, {
+    cause: error,
+  });
+}
