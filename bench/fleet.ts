@@ -2,9 +2,9 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { QueueEvents } from 'bullmq';
-import { enqueueSync, QUEUE_NAME, syncQueue } from '../jobs/queue.js';
+import { ShopQueues } from '../jobs/queue.js';
 import { connectRedis } from '../jobs/redis.js';
+import { silentLogger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync.js';
 import type { BaselineShop, BaselineWork } from './baseline-client.js';
 import { BASELINE, CLI, measure, readProbe, spawnProbed } from './child.js';
@@ -19,7 +19,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface FleetRound {
   name: string;
-  /** From queuing the first sync until every shop has a complete run. */
+  /** From starting `trigger --all --wait` until it has reported every shop's complete run. */
   wallMs: number;
   itemsPerSecond: number;
   itemsPerSecondVsBaseline: number;
@@ -116,24 +116,30 @@ interface Round {
   items: number;
   sim: SimulatorProcess;
   workers: readonly ChildProcessByStdio<null, Readable, Readable>[];
-  queue: ReturnType<typeof syncQueue>;
-  events: QueueEvents;
+  /** The workers' environment, which `trigger` shares. */
+  env: Readonly<Record<string, string>>;
 }
 
-/** Queues a sync of every shop in one go and waits until each has a complete run of every item. */
+/**
+ * Queues a sync of every shop as a user does, with one `trigger --all --wait --json` process, and
+ * checks that each shop ended with a complete run of every item.
+ */
 async function syncAll(name: string, round: Round, baseline: FleetWorkers['baseline']): Promise<FleetRound> {
-  const { shops, items, sim, workers, queue, events } = round;
+  const { shops, items, sim, workers, env } = round;
   const pids = workers.map((worker) => worker.pid as number);
   const loginsBefore = (await sim.stats()).tokenRequests.password;
   const ticksBefore = pids.reduce((sum, pid) => sum + cpuTicks(pid), 0);
-  const started = performance.now();
-  const jobs = await Promise.all(shops.map((shop) => enqueueSync(queue, shop)));
-  const summaries = (await Promise.all(
-    jobs.map(({ job }) => job.waitUntilFinished(events)),
-  )) as SyncSummary[];
-  const wallMs = Math.round(performance.now() - started);
+  const trigger = await measure(CLI, ['trigger', '--all', '--wait', '--json'], { env });
+  const wallMs = trigger.wallMs;
   const cpuMs =
     ((pids.reduce((sum, pid) => sum + cpuTicks(pid), 0) - ticksBefore) * 1000) / CLOCK_TICKS_PER_SECOND;
+  const summaries = trigger.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as SyncSummary);
+  const reported = new Set(summaries.map((summary) => summary.shop));
+  const missing = shops.filter((shop) => !reported.has(shop));
+  if (missing.length > 0) throw new Error(`${name}: trigger reported no sync of shop ${missing.join(', ')}`);
   for (const summary of summaries) {
     if (summary.status !== 'complete' || summary.items !== items) {
       throw new Error(
@@ -188,17 +194,11 @@ async function withWorkers(
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
   };
-  const redis = await connectRedis(REDIS_URL);
-  const queue = syncQueue(redis, prefix);
-  const events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
-  // Every shop's job is added and awaited at once: one listener each is expected, not a leak.
-  queue.setMaxListeners(shops.length + 10);
-  events.setMaxListeners(shops.length + 10);
+  const names = shops.map((_, i) => `shop-${i + 1}`);
   const workers: ChildProcessByStdio<null, Readable, Readable>[] = [];
   try {
-    await events.waitUntilReady();
     for (let i = 0; i < count; i += 1) workers.push(await startWorker(env));
-    const round: Round = { shops: shops.map((_, i) => `shop-${i + 1}`), items, sim, workers, queue, events };
+    const round: Round = { shops: names, items, sim, workers, env };
     const first = await syncAll('first syncs', round, baseline);
     const unchanged = await syncAll('unchanged resyncs', round, baseline);
     let loopMaxMs = 0;
@@ -206,9 +206,19 @@ async function withWorkers(
     return { workers: count, inFlight, baseline, rounds: [first, unchanged], loopMaxMs };
   } finally {
     for (const worker of workers) worker.kill('SIGTERM');
-    await events.close();
-    await queue.obliterate({ force: true });
-    await queue.close();
+    await removeQueues(prefix, names);
+  }
+}
+
+/** The round's queues (every shop's syncs, the ticks and their schedulers), gone from Redis. */
+async function removeQueues(prefix: string, shops: readonly string[]): Promise<void> {
+  const redis = await connectRedis(REDIS_URL);
+  const queues = new ShopQueues(redis, prefix, silentLogger());
+  try {
+    for (const shop of shops) queues.of(shop);
+    for (const queue of queues.all()) await queue.obliterate({ force: true });
+  } finally {
+    await queues.close();
     await redis.quit();
   }
 }

@@ -121,7 +121,12 @@ export async function startWorker(
   workers.push(tickWorker(queues, settings, log));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   for (const shop of Object.keys(config.shops)) queues.of(shop);
-  await ops.start({ redis, queues: queues.all(), workers, onOutcome: (listener) => listeners.push(listener) });
+  await ops.start({
+    redis,
+    queues: queues.all(),
+    workers,
+    onOutcome: (listener) => listeners.push(listener),
+  });
   const stopHealing = healSchedules(redis, queues, config, log, options.scheduleRefreshMs);
   log.info(
     { shops: Object.keys(config.shops), concurrency: deps.slots.size, prefix: config.queuePrefix },

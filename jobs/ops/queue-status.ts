@@ -1,7 +1,6 @@
-import type { Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { AppConfig } from '../../src/config.js';
-import type { SyncSummary } from '../../src/sync.js';
-import { type ShopJobData, SYNC_JOB } from '../queue.js';
+import { type ShopJobData, type ShopQueues, SYNC_JOB, type SyncQueue } from '../queue.js';
 import { schedulerId } from '../schedulers.js';
 import { nextScheduledRun, readLastCompleteRun } from './shop-runs.js';
 
@@ -41,31 +40,38 @@ export interface QueueStatus {
 }
 
 /**
- * What `shop-sync status` shows: the sync jobs by state (a delayed sync that already failed an
- * attempt is retrying), and per configured shop its schedule, next run and last complete run.
+ * What `shop-sync status` shows: the sync jobs by state across every configured shop's queue (a
+ * delayed sync that already failed an attempt is retrying), and per configured shop its schedule (from
+ * the tick queue's schedulers), next run and last complete run.
  */
 export async function queueStatus(
-  queue: Queue<ShopJobData, SyncSummary>,
+  queues: ShopQueues,
   config: AppConfig,
   now = new Date(),
 ): Promise<QueueStatus> {
-  const [waiting, active, delayed, failed, counts, schedulers] = await Promise.all([
-    queue.getJobs(['waiting', 'prioritized']),
-    queue.getJobs(['active']),
-    queue.getJobs(['delayed']),
-    queue.getJobs(['failed'], 0, FAILED_SHOWN - 1),
-    queue.getJobCounts('failed'),
-    queue.getJobSchedulers(),
+  const shops = Object.values(config.shops);
+  const [perShop, schedulers] = await Promise.all([
+    Promise.all(shops.map((shop) => shopJobs(queues.of(shop.name)))),
+    queues.ticks.getJobSchedulers(),
   ]);
   const nextByScheduler = new Map(schedulers.map((s) => [s.id ?? s.key, s.next]));
-  const syncs = (jobs: Job<ShopJobData>[]) => jobs.filter((job) => job.name === SYNC_JOB).map(jobStatus);
+  const all = (pick: (jobs: ShopJobs) => Job<ShopJobData>[]) =>
+    perShop
+      .flatMap(pick)
+      .sort((a, b) => b.timestamp - a.timestamp)
+      .map(jobStatus);
+  const failed = perShop
+    .flatMap((jobs) => jobs.failed)
+    .sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0))
+    .slice(0, FAILED_SHOWN)
+    .map(jobStatus);
   return {
-    waiting: syncs(waiting),
-    active: syncs(active),
-    retrying: syncs(delayed.filter((job) => job.attemptsMade > 0)),
-    failed: syncs(failed),
-    failed_total: counts.failed ?? 0,
-    shops: Object.values(config.shops).map((shop) => {
+    waiting: all((jobs) => jobs.waiting),
+    active: all((jobs) => jobs.active),
+    retrying: all((jobs) => jobs.delayed.filter((job) => job.attemptsMade > 0)),
+    failed,
+    failed_total: perShop.reduce((total, jobs) => total + jobs.failedTotal, 0),
+    shops: shops.map((shop) => {
       const next = nextByScheduler.get(schedulerId(shop.name));
       const run = readLastCompleteRun(config, shop.name);
       return {
@@ -78,6 +84,34 @@ export async function queueStatus(
           : null,
       };
     }),
+  };
+}
+
+/** One shop's sync jobs by state. */
+interface ShopJobs {
+  readonly waiting: Job<ShopJobData>[];
+  readonly active: Job<ShopJobData>[];
+  readonly delayed: Job<ShopJobData>[];
+  /** The shop's latest failed jobs (enough for the newest FAILED_SHOWN of all shops). */
+  readonly failed: Job<ShopJobData>[];
+  readonly failedTotal: number;
+}
+
+async function shopJobs(queue: SyncQueue): Promise<ShopJobs> {
+  const [waiting, active, delayed, failed, counts] = await Promise.all([
+    queue.getJobs(['waiting', 'prioritized']),
+    queue.getJobs(['active']),
+    queue.getJobs(['delayed']),
+    queue.getJobs(['failed'], 0, FAILED_SHOWN - 1),
+    queue.getJobCounts('failed'),
+  ]);
+  const syncs = (jobs: Job<ShopJobData>[]) => jobs.filter((job) => job.name === SYNC_JOB);
+  return {
+    waiting: syncs(waiting),
+    active: syncs(active),
+    delayed: syncs(delayed),
+    failed: syncs(failed),
+    failedTotal: counts.failed ?? 0,
   };
 }
 

@@ -1,9 +1,20 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueSync, QUEUE_NAME, type ShopJobData, SYNC_JOB, SYNC_JOB_OPTIONS } from '../../jobs/queue.js';
+import {
+  enqueueSync,
+  SCHEDULED_JOB,
+  type ShopJobData,
+  ShopQueues,
+  SYNC_JOB,
+  SYNC_JOB_OPTIONS,
+  syncQueueName,
+  TICK_JOB_OPTIONS,
+} from '../../jobs/queue.js';
+import { schedulerId } from '../../jobs/schedulers.js';
+import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import type { SyncSummary } from '../../src/sync.js';
 import { runCli } from '../helpers/cli.js';
@@ -15,13 +26,17 @@ let temp: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
 let redis: Redis;
 
+const STAND_IN_SHOPS = ['broken', 'flaky', 'running', 'later'];
+
 beforeAll(async () => {
   sim = await startSimulator({ items: 50, seed: 8 });
   temp = tempDir('shop-sync-status-');
   const prefix = uniquePrefix('status');
   const configFile = path.join(temp.dir, 'shops.yaml');
-  // Two shops: `shop` (the simulator's, from the environment) and `idle`, never synced.
-  writeFileSync(configFile, 'shops:\n  idle:\n    schedule: "0 3 * * *"\n');
+  // `shop` (the simulator's, from the environment), `idle`, never synced, and the shops whose syncs
+  // a stand-in worker ends the way their names say, each in its own queue.
+  const others = STAND_IN_SHOPS.map((shop) => `  ${shop}: {}\n`).join('');
+  writeFileSync(configFile, `shops:\n  idle:\n    schedule: "0 3 * * *"\n${others}`);
   env = {
     ...simEnv(sim, temp.dir),
     SHOP_SYNC_CONFIG: configFile,
@@ -76,7 +91,16 @@ describe('shop-sync status', () => {
     expect(result.code).toBe(0);
     const status = JSON.parse(result.stdout) as StatusJson;
     expect(status).toMatchObject({ waiting: [], active: [], retrying: [], failed: [], failed_total: 0 });
-    const [idle, shop] = [...status.shops].sort((a, b) => a.shop.localeCompare(b.shop));
+    expect(status.shops.map((s) => s.shop).sort()).toEqual([
+      'broken',
+      'flaky',
+      'idle',
+      'later',
+      'running',
+      'shop',
+    ]);
+    const idle = status.shops.find((s) => s.shop === 'idle');
+    const shop = status.shops.find((s) => s.shop === 'shop');
     expect(idle).toMatchObject({
       shop: 'idle',
       schedule: '0 3 * * *',
@@ -96,43 +120,53 @@ describe('shop-sync status', () => {
     expect(text.stdout).toMatch(/idle +0 3 \* \* \* .*no worker has set this schedule yet\) +none/);
   });
 
-  it('lists waiting, active, retrying and failed syncs with their reasons', async () => {
-    const prefix = env.SYNC_QUEUE_PREFIX as string;
-    const queue = new Queue<ShopJobData, SyncSummary>(QUEUE_NAME, { connection: redis, prefix });
-    const events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
+  it('lists waiting, active, retrying and failed syncs of every shop’s queue with their reasons', async () => {
+    const queues = new ShopQueues(redis, env.SYNC_QUEUE_PREFIX as string, silentLogger());
+    const brokenEvents = new QueueEvents(syncQueueName('broken'), {
+      connection: redis,
+      prefix: queues.prefix,
+    });
     let release: (() => void) | undefined;
     const busy = new Promise<void>((resolve) => {
       release = resolve;
     });
-    // A stand-in for the worker: each shop's job ends the way its name says.
-    const worker = new Worker<ShopJobData>(
-      QUEUE_NAME,
-      async (job: Job<ShopJobData>) => {
-        if (job.data.shop === 'broken')
-          throw new UnrecoverableError('MARKETPLACE_PASSWORD was refused (HTTP 401).');
-        if (job.data.shop === 'flaky') throw new Error('GET /v1/sell/shop/items answered HTTP 503.');
-        await busy;
-      },
-      { connection: redis, prefix, concurrency: 3 },
-    );
+    // Stand-ins for the worker, one per shop's queue; `later` has none, so its sync stays waiting.
+    const standIn = async (job: Job<ShopJobData>) => {
+      if (job.data.shop === 'broken')
+        throw new UnrecoverableError('MARKETPLACE_PASSWORD was refused (HTTP 401).');
+      if (job.data.shop === 'flaky') throw new Error('GET /v1/sell/shop/items answered HTTP 503.');
+      await busy;
+    };
+    const [brokenWorker, flakyWorker, runningWorker] = ['broken', 'flaky', 'running'].map(
+      (shop) =>
+        new Worker<ShopJobData>(syncQueueName(shop), standIn, { connection: redis, prefix: queues.prefix }),
+    ) as [Worker, Worker, Worker];
     try {
-      await events.waitUntilReady();
-      const broken = await enqueueSync(queue, 'broken');
-      await expect(broken.job.waitUntilFinished(events)).rejects.toThrow();
+      await brokenEvents.waitUntilReady();
+      await brokenWorker.waitUntilReady();
+      const broken = await enqueueSync(queues.of('broken'), 'broken');
+      await expect(broken.job.waitUntilFinished(brokenEvents)).rejects.toThrow();
       // The sync's own attempts, with a back-off no test run outlasts: it stays retrying while we look.
-      const retried = new Promise<void>((resolve) => worker.once('failed', () => resolve()));
-      const flaky = await queue.add(
-        SYNC_JOB,
-        { shop: 'flaky' },
-        { ...SYNC_JOB_OPTIONS, backoff: { type: 'fixed', delay: 3_600_000 } },
-      );
+      const retried = new Promise<void>((resolve) => flakyWorker.once('failed', () => resolve()));
+      const flaky = await queues
+        .of('flaky')
+        .add(
+          SYNC_JOB,
+          { shop: 'flaky' },
+          { ...SYNC_JOB_OPTIONS, backoff: { type: 'fixed', delay: 3_600_000 } },
+        );
       await retried;
       expect(await flaky.getState()).toBe('delayed');
-      const active = new Promise<void>((resolve) => worker.once('active', () => resolve()));
-      const running = await enqueueSync(queue, 'running');
+      const active = new Promise<void>((resolve) => runningWorker.once('active', () => resolve()));
+      const running = await enqueueSync(queues.of('running'), 'running');
       await active;
-      await worker.pause(true);
-      const later = await enqueueSync(queue, 'later');
+      const later = await enqueueSync(queues.of('later'), 'later');
+      // What `worker` sets for a configured shop: a scheduler in the tick queue.
+      await queues.ticks.upsertJobScheduler(
+        schedulerId('later'),
+        { pattern: '*/15 * * * *' },
+        { name: SCHEDULED_JOB, data: { shop: 'later' }, opts: TICK_JOB_OPTIONS },
+      );
 
       const result = await runCli(['status', '--json'], env);
       expect(result.code).toBe(0);
@@ -147,6 +181,11 @@ describe('shop-sync status', () => {
         { shop: 'broken', reason: 'MARKETPLACE_PASSWORD was refused (HTTP 401).' },
       ]);
       expect(status.failed_total).toBe(1);
+      const next = (await queues.ticks.getJobScheduler(schedulerId('later')))?.next;
+      expect(status.shops.find((s) => s.shop === 'later')).toMatchObject({
+        scheduled: true,
+        next_run: new Date(next ?? 0).toISOString(),
+      });
 
       const text = (await runCli(['status'], env)).stdout;
       expect(text).toMatch(
@@ -159,10 +198,10 @@ describe('shop-sync status', () => {
       expect(text).toMatch(/Active:\n {2}SHOP .*\n {2}running /);
     } finally {
       release?.();
-      await worker.close();
-      await events.close();
-      await queue.obliterate({ force: true });
-      await queue.close();
+      await Promise.all([brokenWorker, flakyWorker, runningWorker].map((worker) => worker.close()));
+      await brokenEvents.close();
+      for (const shop of STAND_IN_SHOPS) await queues.of(shop).obliterate({ force: true });
+      await queues.close();
     }
   });
 });

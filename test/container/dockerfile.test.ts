@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HealthCheck } from '../../jobs/ops/health.js';
 import { OpsMetrics } from '../../jobs/ops/metrics.js';
 import { type OpsServer, startOpsServer } from '../../jobs/ops/server.js';
-import { QUEUE_NAME } from '../../jobs/queue.js';
+import { syncQueueName } from '../../jobs/queue.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { freePort } from '../jobs/ops/ops-fixtures.js';
@@ -52,12 +52,17 @@ describe('the Dockerfile', () => {
 
   beforeAll(async () => {
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-    worker = new Worker(QUEUE_NAME, async () => 'done', { connection: redis, prefix });
+    queue = new Queue(syncQueueName('north'), { connection: redis, prefix });
+    worker = new Worker(syncQueueName('north'), async () => 'done', { connection: redis, prefix });
     await worker.waitUntilReady();
     const config = loadConfig({ SHOP_NAME: 'north' });
-    const health = new HealthCheck(config, redis, worker);
-    server = await startOpsServer(0, { health, metrics: new OpsMetrics(config), queue, log: silentLogger() });
+    const health = new HealthCheck(config, redis, [worker]);
+    server = await startOpsServer(0, {
+      health,
+      metrics: new OpsMetrics(config),
+      queues: [queue],
+      log: silentLogger(),
+    });
   });
   afterAll(async () => {
     await server.close();

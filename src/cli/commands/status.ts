@@ -5,7 +5,7 @@ import {
   queueStatus,
   type ShopStatus,
 } from '../../../jobs/ops/queue-status.js';
-import { syncQueue } from '../../../jobs/queue.js';
+import { ShopQueues } from '../../../jobs/queue.js';
 import { connectRedis } from '../../../jobs/redis.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
@@ -22,14 +22,14 @@ export function statusCommand(io: CliIO): Command {
     )
     .option('--json', 'print one JSON object')
     .action(async (flags: StatusFlags) => {
-      const { config } = commandContext(io);
+      const { config, log } = commandContext(io);
       const redis = await connectRedis(config.redisUrl);
-      const queue = syncQueue(redis, config.queuePrefix);
+      const queues = new ShopQueues(redis, config.queuePrefix, log);
       let status: QueueStatus;
       try {
-        status = await queueStatus(queue, config);
+        status = await queueStatus(queues, config);
       } finally {
-        await queue.close();
+        await queues.close();
         await redis.quit();
       }
       if (flags.json) writeLine(io.stdout, JSON.stringify(status));

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { Queue, QueueEvents } from 'bullmq';
+import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueSync, QUEUE_NAME, type ShopJobData } from '../../../jobs/queue.js';
+import { enqueueSync, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/worker.js';
 import { loadConfig } from '../../../src/config.js';
 import { silentLogger } from '../../../src/log.js';
@@ -38,6 +38,8 @@ let browser: Browser;
 let port: number;
 let summary: SyncSummary;
 let jobId: string;
+/** The sync queue of the simulator's shop, `shop`. */
+const SHOP_QUEUE = syncQueueName('shop');
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -57,16 +59,14 @@ beforeAll(async () => {
     OPS_PORT: String(port),
   });
   worker = await startWorker(config, silentLogger());
-  const queue = new Queue<ShopJobData, SyncSummary>(QUEUE_NAME, { connection: redis, prefix });
-  const events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
+  const events = new QueueEvents(SHOP_QUEUE, { connection: redis, prefix });
   try {
     await events.waitUntilReady();
-    const { job } = await enqueueSync(queue, 'shop');
+    const { job } = await enqueueSync(worker.queues.of('shop'), 'shop');
     summary = await job.waitUntilFinished(events);
     jobId = job.id as string;
   } finally {
     await events.close();
-    await queue.close();
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
 }, 60_000);
@@ -90,13 +90,14 @@ async function visibleControls(page: Page): Promise<string[]> {
 }
 
 describe('the /queues dashboard in a browser', () => {
-  it('shows the queue with its completed sync', async () => {
+  it("shows the shop's queue with its completed sync, and the scheduler ticks' queue", async () => {
     const page = await browser.newPage();
     const overview = await page.goto(`http://127.0.0.1:${port}/queues`);
     expect(overview?.status()).toBe(200);
-    await page.getByRole('link', { name: QUEUE_NAME }).first().waitFor();
+    await page.getByRole('link', { name: SHOP_QUEUE, exact: true }).first().waitFor();
+    await page.getByRole('link', { name: TICK_QUEUE, exact: true }).first().waitFor();
 
-    await page.goto(`http://127.0.0.1:${port}/queues/queue/${QUEUE_NAME}?status=completed`);
+    await page.goto(`http://127.0.0.1:${port}/queues/queue/${SHOP_QUEUE}?status=completed`);
     await page.getByText(jobId).waitFor();
     // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what a user sees
     const text = await page.locator('body').innerText();
@@ -107,9 +108,9 @@ describe('the /queues dashboard in a browser', () => {
 
   it('offers no control that changes a job or the queue', async () => {
     const page = await browser.newPage();
-    for (const path of ['/queues', `/queues/queue/${QUEUE_NAME}?status=completed`]) {
+    for (const path of ['/queues', `/queues/queue/${SHOP_QUEUE}?status=completed`]) {
       await page.goto(`http://127.0.0.1:${port}${path}`);
-      await page.getByRole('link', { name: QUEUE_NAME }).first().waitFor();
+      await page.getByRole('link', { name: SHOP_QUEUE, exact: true }).first().waitFor();
       await page.waitForLoadState('networkidle');
       const controls = await visibleControls(page);
       expect(controls.length).toBeGreaterThan(0);

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueSync, QUEUE_NAME, type ShopJobData } from '../../../jobs/queue.js';
+import { enqueueSync, type ShopJobData, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/worker.js';
 import { type AppConfig, loadConfig } from '../../../src/config.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
@@ -20,6 +20,8 @@ let redis: Redis;
 let queue: Queue<ShopJobData, SyncSummary>;
 let events: QueueEvents;
 let worker: WorkerHandle | undefined;
+/** The sync queue of the simulator's shop, `shop`. */
+const SHOP_QUEUE = syncQueueName('shop');
 
 beforeAll(async () => {
   sim = await startSimulator({ items: 90, seed: 12 });
@@ -32,8 +34,8 @@ afterAll(async () => {
 beforeEach(async () => {
   temp = tempDir('shop-sync-ops-');
   prefix = uniquePrefix('ops');
-  queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-  events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
+  queue = new Queue(SHOP_QUEUE, { connection: redis, prefix });
+  events = new QueueEvents(SHOP_QUEUE, { connection: redis, prefix });
   await events.waitUntilReady();
 });
 afterEach(async () => {
@@ -104,8 +106,15 @@ describe("the worker's ops port", () => {
     expect(
       sample(text, 'shop_sync_marketplace_responses_total', 'shop="shop",status="200"'),
     ).toBeGreaterThanOrEqual(4);
-    expect(text).toMatch(/^bullmq_job_count\{queue="shop-sync", state="completed"\} \d+$/m);
+    // BullMQ's families of every queue of the worker (the shop's syncs, the ticks), each family once.
+    expect(text).toMatch(
+      new RegExp(`^bullmq_job_count\\{queue="${SHOP_QUEUE}", state="completed"\\} 1$`, 'm'),
+    );
+    expect(text).toMatch(
+      new RegExp(`^bullmq_job_count\\{queue="${TICK_QUEUE}", state="completed"\\} \\d+$`, 'm'),
+    );
     const names = [...text.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1] as string);
+    expect(new Set(names).size).toBe(names.length);
     expect(names.filter((name) => !name.startsWith('bullmq_')).every((n) => n.startsWith('shop_sync_'))).toBe(
       true,
     );
@@ -164,7 +173,9 @@ describe("the worker's ops port", () => {
   it('answers only GET and HEAD, and 404 elsewhere', async () => {
     const port = await freePort();
     worker = await startWorker(configWith(port), silentLogger());
-    const post = await fetch(`http://127.0.0.1:${port}/queues/api/queues/shop-sync/pause`, { method: 'PUT' });
+    const post = await fetch(`http://127.0.0.1:${port}/queues/api/queues/${SHOP_QUEUE}/pause`, {
+      method: 'PUT',
+    });
     expect(post.status).toBe(405);
     expect((await get(port, '/nothing')).status).toBe(404);
   });
