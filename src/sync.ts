@@ -25,7 +25,19 @@ export interface SyncProgress {
   invalid: number;
 }
 
+/** Points a sync passes, for observers that must act exactly there (the fault suite kills the process). */
+export type SyncPoint =
+  | 'page-staged'
+  | 'read'
+  | 'removals-confirmed'
+  | 'committed'
+  | 'feed-prepared'
+  | 'feeds-renamed'
+  | 'published';
+
 export interface SyncDeps {
+  /** Called synchronously as the sync passes each point. */
+  onPoint?: (point: SyncPoint) => void;
   config: AppConfig;
   log: Logger;
   /** Aborting stops the run once the pages read so far are staged; a later sync resumes it. */
@@ -77,7 +89,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     });
     log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
     const counts = await completeRun(store, client, shop, start, held, deps, log);
-    await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log });
+    await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
     if (deps.config.keepRuns !== null) {
       const pruned = pruneRuns(store, deps.config.keepRuns);
       if (pruned.runs.length > 0)
@@ -124,6 +136,7 @@ async function completeRun(
     };
     const batch = new StagingBatch(store, start.run, () => lease.assertHeld(), STAGING_BATCH);
     await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, shop, deps, log);
+    deps.onPoint?.('read');
     const removals = await confirmRemovals(store, start.run, {
       // Under filters an item may exist yet no longer be listed: only the listing can tell.
       fetchItem: Object.keys(shop.filters).length === 0 ? (url) => client.fetchItem(url) : undefined,
@@ -131,7 +144,9 @@ async function completeRun(
       relistCost: runPages(store, start.run),
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
+    deps.onPoint?.('removals-confirmed');
     const counts = commitRun(store, start.run, () => lease.assertHeld());
+    deps.onPoint?.('committed');
     return { ...counts, pages: runPages(store, start.run) };
   } catch (error) {
     const failure = isSqliteError(error)
@@ -160,6 +175,7 @@ async function stageListing(
   try {
     for await (const page of pages) {
       batch.add(page);
+      deps.onPoint?.('page-staged');
       for (const bad of page.invalid)
         log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
       progress.pages += 1;

@@ -29,6 +29,7 @@ export interface FeedOptions {
    */
   readonly gzip: boolean;
   readonly log: Logger;
+  readonly onPoint?: (point: 'feed-prepared' | 'feeds-renamed' | 'published') => void;
 }
 
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;
@@ -65,7 +66,10 @@ export async function writeFeeds(
   } finally {
     reader.close();
   }
+  for (const _file of prepared) options.onPoint?.('feed-prepared');
   await commitFiles(prepared);
+  options.onPoint?.('feeds-renamed');
+  options.onPoint?.('published');
   await removeStaleCounterparts(paths, options.gzip);
   options.log.info(
     { run, previousRun: contents.previousRun, feeds: paths.feedsDir, gzip: options.gzip },

@@ -121,6 +121,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setFaults: (f) => market.setFaults(f),
     stats: () => market.stats(),
     moves: () => market.moves(),
+    issuedTokens: () => market.issuedTokens(),
     prerender: (signal) => market.prerender(signal),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {

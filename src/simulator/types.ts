@@ -130,5 +130,7 @@ export interface Simulator {
   stats(): SimStats;
   /** Catalogue changes made by the moving-listing fault, oldest first. */
   moves(): Move[];
+  /** Every access and refresh token issued so far: none may appear in a log, a message or a file. */
+  issuedTokens(): string[];
   close(): Promise<void>;
 }
