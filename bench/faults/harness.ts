@@ -190,8 +190,24 @@ function checkConverged(
   truthAtRun: ReadonlyMap<number, Truth>,
   publishedBefore: number | null,
 ): { problems: string[]; items: number; changes: number } {
-  const problems: string[] = [];
   const truth = truthOf(sim.truth());
+  const snapshot = compareSnapshot(paths, truth);
+  const base = publishedBefore === null ? undefined : truthAtRun.get(publishedBefore);
+  if (!base) {
+    return {
+      ...snapshot,
+      problems: [...snapshot.problems, 'no truth is known for the published run'],
+      changes: 0,
+    };
+  }
+  const expected = expectedChanges(base, truth);
+  const changes = compareChanges(expected, changesInFeed(paths.changesCsv), 'changes.csv');
+  return { problems: [...snapshot.problems, ...changes], items: snapshot.items, changes: expected.size };
+}
+
+/** The latest complete snapshot against the catalogue: every item, every tracked value, nothing else. */
+export function compareSnapshot(paths: ShopPaths, truth: Truth): { problems: string[]; items: number } {
+  const problems: string[] = [];
   const snapshot = withStore(paths, (store) => {
     const run = latestCompleteRun(store);
     return run === null ? [] : [...snapshotItems(store, run)];
@@ -208,16 +224,7 @@ function checkConverged(
     }
   }
   for (const id of truth.keys()) if (!seen.has(id)) problems.push(`item ${id} is missing from the snapshot`);
-  const base = publishedBefore === null ? undefined : truthAtRun.get(publishedBefore);
-  if (!base)
-    return {
-      problems: [...problems, 'no truth is known for the published run'],
-      items: seen.size,
-      changes: 0,
-    };
-  const expected = expectedChanges(base, truth);
-  problems.push(...compareChanges(expected, changesInFeed(paths.changesCsv), 'changes.csv'));
-  return { problems, items: seen.size, changes: expected.size };
+  return { problems: abridged(problems), items: seen.size };
 }
 
 function changesInFeed(file: string): Set<ChangeKey> {
