@@ -1,18 +1,39 @@
 # shop-sync worker image. Node 26 is the current LTS line; better-sqlite3 12.11 supports 20 to 26.
+# Stages: `build` compiles dist/ with the dev dependencies; `production-deps` installs exactly what
+# .ci/run proves (npm ci --omit=dev beside a built dist/); the runtime stage copies both and nothing else.
 FROM node:26-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 builds from source where no prebuilt binary matches.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+COPY bench ./bench
+# prepare builds dist/ here: the dev dependencies (the TypeScript compiler) are installed.
+RUN npm ci --no-audit --no-fund
+
+FROM node:26-bookworm-slim AS production-deps
+WORKDIR /app
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+COPY bin ./bin
+COPY --from=build /app/dist ./dist
+# prepare finds dev dependencies omitted and dist/ built, and builds nothing.
+RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:26-bookworm-slim
-ENV NODE_ENV=production DATA_DIR=/data
+# tini is PID 1: it forwards SIGTERM to node and reaps zombies, so the worker shuts down gracefully.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production DATA_DIR=/data OPS_PORT=9464
 WORKDIR /app
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
@@ -20,7 +41,12 @@ COPY config ./config
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-# The worker exits 0 on SIGTERM after the current page's checkpoint is committed.
+EXPOSE 9464
+# node probes the ops port itself: the slim image has no curl. OPS_PORT=0 turns the port, and so this
+# probe, off: run such a container with --no-healthcheck.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.OPS_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# The worker exits 0 on SIGTERM once its running syncs have stopped at a checkpoint.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "bin/shop-sync.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/shop-sync.js"]
 CMD ["worker"]

@@ -1,136 +1,196 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MarketplaceClient } from '../src/api/client.js';
-import { findShop, loadConfig } from '../src/config.js';
-import { silentLogger } from '../src/log.js';
-import { startSimulator } from '../src/simulator/index.js';
-import { runSync } from '../src/sync.js';
-import { measureFeedMemory } from './feeds.js';
-import { measureSimulatorPagesPerSecond } from './simulator.js';
+import { type FleetResult, runFleet } from './fleet.js';
+import { runSingle, type SingleResult } from './single.js';
 
 /**
- * `npm run bench`: throughput and memory of each stage, each figure given as a ratio against a
- * baseline measured in the same run, so that results compare across machines.
+ * `npm run bench [-- --items N --latencies 0,30]`: one shop against a simulator process, every figure a
+ * ratio against the baseline client of the same run. `npm run bench -- --fleet [--shops S --shop-items M
+ * --workers 1,2]`: many shops through Redis and worker processes. Each run writes its figures to bench/results/.
  */
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const { values } = parseArgs({
   options: {
     items: { type: 'string', default: '100000' },
-    'feed-items': { type: 'string', default: '1000000' },
+    fleet: { type: 'boolean', default: false },
+    shops: { type: 'string', default: '100' },
+    'shop-items': { type: 'string', default: '2000' },
+    latencies: { type: 'string', default: '0,30' },
+    workers: { type: 'string', default: '1,2' },
+    out: { type: 'string', default: path.join(REPO, 'bench/results') },
   },
 });
-const items = Number(values.items);
-const feedItems = Number(values['feed-items']);
 
-type Credentials = { clientId: string; clientSecret: string; username: string; password: string };
-
-const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
-const ratio = (a: number, b: number) => (a / b).toFixed(2);
-
-function line(label: string, figure: string, versus: string): void {
-  process.stdout.write(`${label.padEnd(44)} ${figure.padStart(16)}   ${versus}\n`);
+function count(name: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${text}`);
+  return n;
 }
 
-async function readAll(baseUrl: string, credentials: Credentials, concurrency: number): Promise<number> {
-  const client = new MarketplaceClient({ baseUrl, ...credentials });
-  const started = performance.now();
-  let count = 0;
-  try {
-    for await (const page of client.readItems({ perPage: 100, concurrency })) count += page.items.length;
-  } finally {
-    await client.close();
+function counts(name: string, text: string | undefined, min: number): number[] {
+  const list = (text ?? '').split(',').map(Number);
+  if (!list.every((n) => Number.isInteger(n) && n >= min))
+    throw new Error(`--${name} must be integers >= ${min} separated by commas, got ${text}`);
+  return list;
+}
+
+function git(args: readonly string[]): string {
+  return execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
+}
+
+function commit(): string {
+  const short = git(['rev-parse', '--short', 'HEAD']);
+  return git(['status', '--porcelain', '--untracked-files=no']) === '' ? short : `${short}-dirty`;
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    model: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    loadAverage: os.loadavg().map((n) => Math.round(n * 100) / 100),
+  };
+}
+
+function table(header: readonly string[], rows: ReadonlyArray<readonly (string | number | null)[]>): void {
+  const cells = [header, ...rows.map((row) => row.map((cell) => (cell === null ? '-' : String(cell))))];
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  for (const row of cells) {
+    const line = row.map((cell, i) =>
+      i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0),
+    );
+    process.stdout.write(`${line.join('  ')}\n`);
   }
-  if (count !== items) throw new Error(`read ${count} items, expected ${items}`);
-  return performance.now() - started;
+  process.stdout.write('\n');
+}
+
+function printSingle(result: SingleResult): void {
+  process.stdout.write(
+    `shop-sync benchmark: ${result.items} items, 100 a page, simulator in its own process\n\n`,
+  );
+  table(
+    [
+      'process',
+      'wall s',
+      'x baseline',
+      'CPU s',
+      'x baseline',
+      'peak RSS MiB',
+      'loop block ms',
+      'max WAL MiB',
+      'store MiB',
+    ],
+    result.rows.map((row) => [
+      row.name,
+      (row.wallMs / 1000).toFixed(2),
+      row.timeVsBaseline.toFixed(2),
+      (row.cpuMs / 1000).toFixed(2),
+      row.cpuVsBaseline.toFixed(2),
+      row.peakRssMiB,
+      row.loopMaxMs,
+      row.walMaxMiB,
+      row.storeMiB,
+    ]),
+  );
+  const { sizes } = result;
+  process.stdout.write(
+    `after 3 runs: inventory.sqlite ${sizes.storeMiB} MiB = ${sizes.storeVsCsv}x inventory.csv (${sizes.inventoryCsvMiB} MiB); ` +
+      `snapshot.sqlite ${sizes.snapshotSqliteMiB} MiB = ${sizes.snapshotVsCsv}x inventory.csv\n`,
+  );
+}
+
+function printFleet(result: FleetResult): void {
+  process.stdout.write(
+    `shop-sync fleet benchmark: ${result.shops} shops x ${result.itemsPerShop} items, ${result.latencyMs} ms a request, worker processes through Redis\n\n`,
+  );
+  table(
+    [
+      'workers',
+      'round',
+      'until all done s',
+      'items/s',
+      'x baseline',
+      'CPU ms/shop',
+      'x baseline',
+      'peak RSS MiB',
+      'logins',
+    ],
+    result.runs.flatMap((run) => [
+      [
+        `${run.workers} (${run.inFlight} in flight)`,
+        'baseline client',
+        (run.baseline.wallMs / 1000).toFixed(2),
+        run.baseline.itemsPerSecond,
+        '1.00',
+        run.baseline.cpuPerShopMs,
+        '1.00',
+        run.baseline.peakRssMiB,
+        result.shops,
+      ],
+      ...run.rounds.map((round) => [
+        '',
+        round.name,
+        (round.wallMs / 1000).toFixed(2),
+        round.itemsPerSecond,
+        round.itemsPerSecondVsBaseline.toFixed(2),
+        round.cpuPerShopMs,
+        round.cpuPerShopVsBaseline.toFixed(2),
+        round.peakRssMiB,
+        round.passwordLogins,
+      ]),
+    ]),
+  );
+  const blocks = result.runs.map((run) => `${run.workers} worker(s) ${run.loopMaxMs} ms`).join(', ');
+  process.stdout.write(`longest event-loop block in a worker process (start-up included): ${blocks}\n`);
+  process.stdout.write(
+    'goals: first syncs items/s >= 0.6x the baseline; unchanged resync CPU/shop <= 1.5x the baseline\n',
+  );
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`shop-sync benchmark: ${items} items, 100 per page, simulator in this process\n\n`);
-
-  // First, while the process is small: peak RSS is what this measures.
-  const small = await measureFeedMemory(1000);
-  const large = await measureFeedMemory(feedItems);
-  line('feeds, peak RSS writing 1,000 items', `${small.rssPeakMiB} MiB`, 'baseline C');
-  line(
-    `feeds, peak RSS writing ${feedItems} items`,
-    `${large.rssPeakMiB} MiB`,
-    `${ratio(large.rssPeakMiB, small.rssPeakMiB)}x C for ${ratio(feedItems, 1000)}x the items`,
-  );
-  line(
-    `feeds, time at ${feedItems} items`,
-    `${large.seconds} s`,
-    `${rate(feedItems, large.seconds * 1000)} items/s`,
-  );
-
-  const server = await measureSimulatorPagesPerSecond({ items, perPage: 100, concurrency: 1 });
-  const prerendered = await measureSimulatorPagesPerSecond({
-    items,
-    perPage: 100,
-    concurrency: 1,
-    prerender: true,
-  });
-  line('simulator, pages of 100 served per second', `${Math.round(server.pagesPerSecond)}/s`, 'baseline A');
-  line(
-    'simulator, first pass, rendering as it goes',
-    `${Math.round(server.firstPassPagesPerSecond)}/s`,
-    `${ratio(server.firstPassPagesPerSecond, server.pagesPerSecond)}x A`,
-  );
-  line(
-    'simulator, first pass after prerender',
-    `${Math.round(prerendered.firstPassPagesPerSecond)}/s`,
-    `${ratio(prerendered.firstPassPagesPerSecond, server.pagesPerSecond)}x A`,
-  );
-
-  const sim = await startSimulator({ items, perPageCap: 100 });
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-'));
+  const started = new Date();
+  const root = mkdtempSync(path.join(os.tmpdir(), 'shop-sync-bench-'));
+  const before = machine();
+  let result: { single: SingleResult } | { fleet: FleetResult };
   try {
-    const { clientId, clientSecret, username, password } = sim.credentials;
-    const credentials = { clientId, clientSecret, username, password };
-    await readAll(sim.baseUrl, credentials, 4);
-    const serial = await readAll(sim.baseUrl, credentials, 1);
-    const ahead = await readAll(sim.baseUrl, credentials, 4);
-    line('client read, one page at a time', `${rate(items, serial)} items/s`, 'baseline B');
-    line('client read, 4 pages ahead', `${rate(items, ahead)} items/s`, `${ratio(serial, ahead)}x B`);
-    // Over a network each page waits for a round trip: that is what reading ahead is for.
-    sim.setFaults({ latencyMs: 5 });
-    const serialSlow = await readAll(sim.baseUrl, credentials, 1);
-    const aheadSlow = await readAll(sim.baseUrl, credentials, 4);
-    sim.setFaults({ latencyMs: 0 });
-    line('client read, 5 ms latency, one at a time', `${rate(items, serialSlow)} items/s`, 'baseline D');
-    line(
-      'client read, 5 ms latency, 4 pages ahead',
-      `${rate(items, aheadSlow)} items/s`,
-      `${ratio(serialSlow, aheadSlow)}x D`,
-    );
-
-    const config = loadConfig({
-      DATA_DIR: dataDir,
-      MARKETPLACE_BASE_URL: sim.baseUrl,
-      MARKETPLACE_CLIENT_ID: clientId,
-      MARKETPLACE_CLIENT_SECRET: clientSecret,
-      MARKETPLACE_USERNAME: username,
-      MARKETPLACE_PASSWORD: password,
-    });
-    const shop = findShop(config, undefined);
-    const first = await runSync(shop, { config, log: silentLogger() });
-    line(
-      'first sync (all new), feeds included',
-      `${rate(items, first.duration_ms)} items/s`,
-      `${ratio(first.duration_ms, ahead)}x the time of a read`,
-    );
-    sim.mutate({ prices: Math.ceil(items / 100), quantities: Math.ceil(items / 100) });
-    const second = await runSync(shop, { config, log: silentLogger() });
-    line(
-      'second sync (2 % changed), feeds included',
-      `${rate(items, second.duration_ms)} items/s`,
-      `${ratio(second.duration_ms, ahead)}x the time of a read`,
-    );
+    result = values.fleet
+      ? {
+          fleet: await runFleet(
+            count('shops', values.shops),
+            count('shop-items', values['shop-items']),
+            counts('workers', values.workers, 1),
+            root,
+          ),
+        }
+      : {
+          single: await runSingle(
+            count('items', values.items),
+            counts('latencies', values.latencies, 0),
+            root,
+          ),
+        };
   } finally {
-    await sim.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
   }
+  if ('fleet' in result) printFleet(result.fleet);
+  else printSingle(result.single);
+  const name = `${started.toISOString().slice(0, 16).replace(/:/g, '')}-${commit()}${values.fleet ? '-fleet' : ''}.json`;
+  mkdirSync(values.out, { recursive: true });
+  const file = path.join(values.out, name);
+  const loadAverageAfter = machine().loadAverage;
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: started.toISOString(), commit: commit(), machine: { ...before, loadAverageAfter }, ...result }, null, 2)}\n`,
+  );
+  process.stdout.write(`\nwritten to ${path.relative(process.cwd(), file)}\n`);
 }
 
 await main();

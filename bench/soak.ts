@@ -27,6 +27,8 @@ function randomFaults(rng: Prng): Partial<Faults> {
     dropRate: rate(0.03),
     malformedRate: rate(0.03),
     shortPageRate: rate(0.1),
+    lossyShortPageRate: rate(0.05),
+    falseEndRate: rate(0.03),
   };
 }
 
@@ -44,8 +46,9 @@ function randomMutation(rng: Prng): Mutation {
 
 function randomCase(rng: Prng, items: number, perPage: number): CrashCase {
   const point = CRASH_POINTS[rng.int(CRASH_POINTS.length)] as SyncPoint;
-  const pages = Math.ceil(items / perPage);
-  const nth = point === 'page-staged' ? 1 + rng.int(pages) : point === 'feed-prepared' ? 1 + rng.int(3) : 1;
+  // Pages are staged in batches of up to ten: a sync passes 'page-staged' about once per ten pages.
+  const batches = Math.max(1, Math.floor(items / perPage / 10));
+  const nth = point === 'page-staged' ? 1 + rng.int(batches) : point === 'feed-prepared' ? 1 + rng.int(3) : 1;
   return { point, nth, perPage, mutation: randomMutation(rng), faults: randomFaults(rng) };
 }
 

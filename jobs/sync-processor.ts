@@ -1,5 +1,6 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { MarketplaceEvents } from '../src/api/client.js';
 import { RedisTokenStore } from '../src/api/redis-token-store.js';
 import { type AppConfig, findShop } from '../src/config.js';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
@@ -14,6 +15,8 @@ export interface SyncProcessorDeps {
   readonly redis: Redis;
   /** Aborted when the worker shuts down: running syncs stop after their current page. */
   readonly stopping: AbortSignal;
+  /** The marketplace events of a shop's syncs (metrics). */
+  readonly events?: (shop: string) => MarketplaceEvents;
 }
 
 /**
@@ -33,6 +36,7 @@ export function syncProcessor(
         config,
         log: log.child({ job: job.id }),
         signal: signal ? AbortSignal.any([signal, deps.stopping]) : deps.stopping,
+        events: deps.events?.(shop.name),
         tokenStore: new RedisTokenStore(redis, { prefix: config.queuePrefix, shop: shop.name, logger: log }),
         onProgress: (progress) => {
           job.updateProgress({ ...progress }).catch((error: unknown) => {

@@ -1,7 +1,8 @@
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, MetricsTime, UnrecoverableError, Worker } from 'bullmq';
 import type { AppConfig } from '../src/config.js';
 import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync.js';
+import { opsSurface } from './ops/surface.js';
 import { QUEUE_NAME, SCHEDULED_JOB, type ShopJobData, syncQueue } from './queue.js';
 import { connectRedis } from './redis.js';
 import { scheduledSyncProcessor, syncSchedulers, type TickResult } from './schedulers.js';
@@ -40,22 +41,31 @@ export async function startWorker(config: AppConfig, log: Logger): Promise<Worke
     throw error;
   }
   const stopping = new AbortController();
-  const sync = syncProcessor({ config, log, redis, stopping: stopping.signal });
+  const ops = opsSurface(config, log);
+  const sync = syncProcessor({ config, log, redis, stopping: stopping.signal, events: ops.events });
   const tick = scheduledSyncProcessor(queue);
   const concurrency = config.workerConcurrency ?? defaultConcurrency(config);
   const worker = new Worker<ShopJobData, SyncSummary | TickResult>(
     QUEUE_NAME,
     (job, token, signal) => (job.name === SCHEDULED_JOB ? tick(job) : sync(job, token, signal)),
-    { connection: redis, prefix: config.queuePrefix, concurrency, lockDuration: LOCK_DURATION_MS },
+    {
+      connection: redis,
+      prefix: config.queuePrefix,
+      concurrency,
+      lockDuration: LOCK_DURATION_MS,
+      metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
+    },
   );
   logJobEvents(worker, log);
   await worker.waitUntilReady();
+  await ops.start({ redis, queue, worker });
   log.info({ shops: Object.keys(config.shops), concurrency, prefix: config.queuePrefix }, 'worker started');
 
   let closing: Promise<void> | undefined;
   const shutdown = async () => {
     log.info('worker stopping: no new jobs; running syncs stop after their current page');
     stopping.abort();
+    await ops.close();
     await worker.close();
     await queue.close();
     await redis.quit();

@@ -3,37 +3,68 @@ import path from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ENV_SETTING_NAMES, type SettingNames } from './api/auth.js';
 import { validateBaseUrl } from './api/http.js';
+import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from './api/listing-query.js';
 import { ConfigError } from './errors.js';
 
 /**
  * Configuration is read once at start-up from the environment and an optional YAML/JSON file,
- * validated, and frozen. No other module reads the environment: they get these objects.
+ * validated, and frozen. No other module reads the environment: they get these objects. A shop's
+ * credentials are only located here; `requireConnection` reads them when that shop is used.
  */
+
+/** The settings a sync needs to reach the marketplace: each one's environment variable and file key. */
+const CONNECTION = (
+  [
+    { key: 'baseUrl', fileKey: 'base_url' },
+    { key: 'clientId', fileKey: 'client_id' },
+    { key: 'clientSecret', fileKey: 'client_secret' },
+    { key: 'username', fileKey: 'username' },
+    { key: 'password', fileKey: 'password' },
+  ] as const
+).map((setting) => ({ ...setting, env: ENV_SETTING_NAMES[setting.key] }));
+
+/** The environment variables a sync of the environment's shop needs (each also as `NAME_FILE`). */
+export const CONNECTION_VARIABLES: readonly string[] = CONNECTION.map((setting) => setting.env);
+
+type ConnectionKey = (typeof CONNECTION)[number]['key'];
+type CredentialKey = Exclude<ConnectionKey, 'baseUrl'>;
+
+export type { SettingNames };
+
+/** Where one credential comes from: a value, or a file read when the shop is used. */
+export interface CredentialSource {
+  readonly value?: string;
+  readonly file?: string;
+}
 
 export interface ShopConfig {
   readonly name: string;
   readonly baseUrl: string | undefined;
-  readonly clientId: string | undefined;
-  readonly clientSecret: string | undefined;
-  readonly username: string | undefined;
-  readonly password: string | undefined;
+  readonly credentials: Readonly<Record<CredentialKey, CredentialSource | undefined>>;
+  readonly settingNames: SettingNames;
   readonly allowInsecure: boolean;
   readonly perPage: number;
   readonly schedule: string;
   readonly order: string | undefined;
   readonly locale: string | undefined;
-  readonly filters: Readonly<Record<string, string | boolean>>;
+  readonly filters: Readonly<ListingFilters>;
 }
+
+export type LogFormat = 'json' | 'pretty';
 
 export interface AppConfig {
   readonly dataDir: string;
   readonly redisUrl: string;
   readonly logLevel: string;
+  readonly logFormat: LogFormat;
   /** An interrupted run younger than this is resumed from its checkpoint instead of started over. */
   readonly resumeWindowMinutes: number;
   /** How long one marketplace request may keep being retried before the sync fails. */
   readonly retryBudgetSeconds: number;
+  /** The most listing requests one sync keeps in flight; read-ahead adapts below it. */
+  readonly maxInFlight: number;
   /** Complete runs to keep after each sync; `null` keeps all. */
   readonly keepRuns: number | null;
   readonly feedsGzip: boolean;
@@ -41,6 +72,10 @@ export interface AppConfig {
   readonly queuePrefix: string;
   /** Syncs one worker process runs at once (each of a different shop); `null`: one per shop, bounded. */
   readonly workerConcurrency: number | null;
+  /** On SIGTERM, how long the worker waits for running syncs before it stops them. */
+  readonly shutdownGraceSeconds: number;
+  /** The worker's HTTP port for health, metrics and the dashboard; 0 turns it off. */
+  readonly opsPort: number;
   readonly shops: Readonly<Record<string, ShopConfig>>;
   /** The shop a command uses when `--shop` is not given. */
   readonly defaultShop: string;
@@ -48,14 +83,31 @@ export interface AppConfig {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-const SHOP_NAME = /^[A-Za-z0-9_-]+$/;
+/** A shop name: it becomes a directory name and a Redis key, so it is short and plain. */
+export const SHOP_NAME_MAX = 64;
+const SHOP_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
+export const SHOP_NAME_RULE = `letters, digits, - and _ only, at most ${SHOP_NAME_MAX} characters`;
+
+export function isShopName(name: string): boolean {
+  return name.length <= SHOP_NAME_MAX && SHOP_NAME_PATTERN.test(name);
+}
+
+/** The largest page size shop-sync asks for: a bigger one only makes each failed request cost more. */
+export const MAX_PER_PAGE = 1000;
+const MAX_IN_FLIGHT = 64;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS = ['json', 'pretty'] as const;
+/** The documented values of on/off settings; anything else (`yes`, `on`) is a mistake worth reporting. */
+const FLAG_VALUES = ['1', '0', 'true', 'false'] as const;
 const DEFAULTS = {
   dataDir: './data',
   redisUrl: 'redis://127.0.0.1:6379',
   perPage: 100,
   schedule: '*/15 * * * *',
   queuePrefix: 'shop-sync',
+  maxInFlight: 8,
+  shutdownGraceSeconds: 20,
+  opsPort: 9464,
 };
 
 const redisUrl = z
@@ -65,10 +117,21 @@ const redisUrl = z
     'expected a redis:// or rediss:// URL',
   );
 const positiveInt = z.coerce.number().int().positive();
+const intBetween = (min: number, max: number) =>
+  z.coerce
+    .number()
+    .int(`expected a whole number from ${min} to ${max}`)
+    .min(min, `expected a whole number from ${min} to ${max}`)
+    .max(max, `expected a whole number from ${min} to ${max}`);
+const perPage = intBetween(1, MAX_PER_PAGE);
+const maxInFlight = intBetween(1, MAX_IN_FLIGHT);
+const opsPort = intBetween(0, 65535);
+const graceSeconds = z.coerce.number().nonnegative().max(3600, 'expected at most 3600 seconds');
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, -, _ and . only');
 const flag = z
-  .union([z.boolean(), z.enum(['1', '0', 'true', 'false', 'yes', 'no'])])
-  .transform((v) => v === true || v === '1' || v === 'true' || v === 'yes');
+  .union([z.boolean(), z.enum(FLAG_VALUES)], { error: `expected one of ${FLAG_VALUES.join(', ')}` })
+  .transform((v) => v === true || v === '1' || v === 'true');
+const shopName = z.string().refine(isShopName, SHOP_NAME_RULE);
 
 const fileShopSchema = z.strictObject({
   base_url: z.string().optional(),
@@ -81,53 +144,70 @@ const fileShopSchema = z.strictObject({
   password: z.string().optional(),
   password_file: z.string().optional(),
   allow_insecure: flag.optional(),
-  per_page: positiveInt.optional(),
+  per_page: perPage.optional(),
   schedule: z.string().min(1).optional(),
   order: z.string().min(1).optional(),
-  locale: z.string().min(1).optional(),
-  filters: z.record(z.string(), z.union([z.string(), z.boolean(), z.number().transform(String)])).optional(),
+  locale: listingLocaleSchema.optional(),
+  filters: listingFiltersSchema.optional(),
 });
 
 const fileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   redis_url: redisUrl.optional(),
   log_level: z.enum(LOG_LEVELS).optional(),
+  log_format: z.enum(LOG_FORMATS).optional(),
   resume_window_minutes: z.coerce.number().nonnegative().optional(),
   retry_budget_seconds: z.coerce.number().positive().optional(),
+  max_in_flight: maxInFlight.optional(),
   keep_runs: positiveInt.optional(),
   feeds_gzip: flag.optional(),
   queue_prefix: queuePrefix.optional(),
   worker_concurrency: positiveInt.optional(),
-  shops: z.record(z.string().regex(SHOP_NAME, 'letters, digits, - and _ only'), fileShopSchema).default({}),
+  shutdown_grace_seconds: graceSeconds.optional(),
+  ops_port: opsPort.optional(),
+  shops: z.record(shopName, fileShopSchema).default({}),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
 type FileShop = z.infer<typeof fileShopSchema>;
 
-export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
+/** What the configuration cannot know by itself: whether a person watches stderr. */
+export interface LoadOptions {
+  readonly stderrIsTerminal?: boolean;
+}
+
+export function loadConfig(env: Env, cwd = process.cwd(), options: LoadOptions = {}): AppConfig {
   const configPath = nonEmpty(env.SHOP_SYNC_CONFIG);
-  const file = configPath ? readConfigFile(path.resolve(cwd, configPath)) : fileSchema.parse({});
+  const configFile = configPath ? path.resolve(cwd, configPath) : undefined;
+  const file = configFile ? readConfigFile(configFile) : fileSchema.parse({});
+  // Paths in a config file mean what they say wherever the command is run from.
+  const fileDir = configFile ? path.dirname(configFile) : cwd;
   const envShopName = nonEmpty(env.SHOP_NAME) ?? 'default';
-  if (!SHOP_NAME.test(envShopName)) {
-    throw new ConfigError(
-      'SHOP_NAME',
-      `SHOP_NAME "${envShopName}" may contain only letters, digits, - and _.`,
-    );
+  if (!isShopName(envShopName)) {
+    const shown = envShopName.length > 40 ? `${envShopName.slice(0, 40)}…` : envShopName;
+    throw new ConfigError('SHOP_NAME', `SHOP_NAME "${shown}" is invalid: ${SHOP_NAME_RULE}.`);
   }
 
   const shops: Record<string, ShopConfig> = {};
   for (const [name, shop] of Object.entries(file.shops)) {
-    shops[name] = shopFromSources(name, shop, name === envShopName ? env : {}, env, `shops.${name}`);
+    const shopEnv = name === envShopName ? env : {};
+    shops[name] = shopFromSources(name, { shop, dir: fileDir, where: `shops.${name}` }, shopEnv, env, cwd);
   }
   const envConfiguresShop = Object.keys(env).some((k) => k.startsWith('MARKETPLACE_') && nonEmpty(env[k]));
   if (!shops[envShopName] && (envConfiguresShop || Object.keys(shops).length === 0)) {
-    shops[envShopName] = shopFromSources(envShopName, {}, env, env, 'environment');
+    shops[envShopName] = shopFromSources(envShopName, undefined, env, env, cwd);
   }
 
   const config: AppConfig = {
-    dataDir: path.resolve(cwd, nonEmpty(env.DATA_DIR) ?? file.data_dir ?? DEFAULTS.dataDir),
+    dataDir: nonEmpty(env.DATA_DIR)
+      ? path.resolve(cwd, env.DATA_DIR as string)
+      : path.resolve(fileDir, file.data_dir ?? DEFAULTS.dataDir),
     redisUrl: redisUrlSetting(env) ?? file.redis_url ?? DEFAULTS.redisUrl,
     logLevel: envSetting(env, 'LOG_LEVEL', z.enum(LOG_LEVELS)) ?? file.log_level ?? 'info',
+    logFormat:
+      envSetting(env, 'LOG_FORMAT', z.enum(LOG_FORMATS)) ??
+      file.log_format ??
+      (options.stderrIsTerminal ? 'pretty' : 'json'),
     resumeWindowMinutes:
       envSetting(env, 'SYNC_RESUME_WINDOW_MINUTES', z.coerce.number().nonnegative()) ??
       file.resume_window_minutes ??
@@ -136,11 +216,18 @@ export function loadConfig(env: Env, cwd = process.cwd()): AppConfig {
       envSetting(env, 'SYNC_RETRY_BUDGET_SECONDS', z.coerce.number().positive()) ??
       file.retry_budget_seconds ??
       120,
+    maxInFlight:
+      envSetting(env, 'SYNC_MAX_IN_FLIGHT', maxInFlight) ?? file.max_in_flight ?? DEFAULTS.maxInFlight,
     keepRuns: envSetting(env, 'SYNC_KEEP_RUNS', positiveInt) ?? file.keep_runs ?? null,
     feedsGzip: envSetting(env, 'FEEDS_GZIP', flag) ?? file.feeds_gzip ?? false,
     queuePrefix:
       envSetting(env, 'SYNC_QUEUE_PREFIX', queuePrefix) ?? file.queue_prefix ?? DEFAULTS.queuePrefix,
     workerConcurrency: envSetting(env, 'WORKER_CONCURRENCY', positiveInt) ?? file.worker_concurrency ?? null,
+    shutdownGraceSeconds:
+      envSetting(env, 'SHUTDOWN_GRACE_SECONDS', graceSeconds) ??
+      file.shutdown_grace_seconds ??
+      DEFAULTS.shutdownGraceSeconds,
+    opsPort: envSetting(env, 'OPS_PORT', opsPort) ?? file.ops_port ?? DEFAULTS.opsPort,
     shops: Object.freeze(shops),
     defaultShop:
       shops[envShopName] || Object.keys(shops).length !== 1 ? envShopName : (Object.keys(shops)[0] as string),
@@ -166,23 +253,66 @@ export interface ShopConnection {
   readonly username: string;
   readonly password: string;
   readonly allowInsecure: boolean;
+  readonly settingNames: SettingNames;
 }
 
-/** What a sync needs to reach the marketplace; names the first missing setting otherwise. */
+/**
+ * What a sync needs to reach the marketplace, its secrets read now (only the shop in use needs its
+ * secret files); names the first missing or unreadable setting otherwise.
+ */
 export function requireConnection(shop: ShopConfig): ShopConnection {
-  const missing = (
-    [
-      ['baseUrl', 'MARKETPLACE_BASE_URL'],
-      ['clientId', 'MARKETPLACE_CLIENT_ID'],
-      ['clientSecret', 'MARKETPLACE_CLIENT_SECRET'],
-      ['username', 'MARKETPLACE_USERNAME'],
-      ['password', 'MARKETPLACE_PASSWORD'],
-    ] as const
-  ).find(([key]) => shop[key] === undefined);
-  if (missing) {
-    throw new ConfigError(missing[1], `${missing[1]} is not set for shop "${shop.name}": a sync needs it.`);
-  }
-  return shop as ShopConnection;
+  const names = shop.settingNames;
+  const missing = (key: ConnectionKey) =>
+    new ConfigError(names[key], `${names[key]} is not set for shop "${shop.name}": a sync needs it.`);
+  if (shop.baseUrl === undefined) throw missing('baseUrl');
+  const read = (key: CredentialKey): string => {
+    const source = shop.credentials[key];
+    if (source?.value !== undefined) return source.value;
+    if (source?.file !== undefined) return readSecretFile(source.file, names[key]);
+    throw missing(key);
+  };
+  return Object.freeze({
+    baseUrl: shop.baseUrl,
+    clientId: read('clientId'),
+    clientSecret: read('clientSecret'),
+    username: read('username'),
+    password: read('password'),
+    allowInsecure: shop.allowInsecure,
+    settingNames: names,
+  });
+}
+
+/** A shop given by values rather than settings (the demo's): each setting named by its variable. */
+export function shopWithCredentials(
+  name: string,
+  connection: Omit<ShopConnection, 'settingNames' | 'allowInsecure'>,
+): ShopConfig {
+  const { baseUrl, ...credentials } = connection;
+  return Object.freeze<ShopConfig>({
+    name,
+    baseUrl,
+    credentials: Object.freeze({
+      clientId: { value: credentials.clientId },
+      clientSecret: { value: credentials.clientSecret },
+      username: { value: credentials.username },
+      password: { value: credentials.password },
+    }),
+    settingNames: ENV_SETTING_NAMES,
+    allowInsecure: false,
+    perPage: DEFAULTS.perPage,
+    schedule: DEFAULTS.schedule,
+    order: undefined,
+    locale: undefined,
+    filters: {},
+  });
+}
+
+interface FileSource {
+  readonly shop: FileShop;
+  /** The config file's folder: relative `*_file` paths resolve against it. */
+  readonly dir: string;
+  /** `shops.<name>`: the prefix of this shop's settings as written. */
+  readonly where: string;
 }
 
 /**
@@ -191,42 +321,77 @@ export function requireConnection(shop: ShopConfig): ShopConnection {
  */
 function shopFromSources(
   name: string,
-  fromFile: FileShop,
+  fromFile: FileSource | undefined,
   env: Env,
   globalEnv: Env,
-  where: string,
+  cwd: string,
 ): ShopConfig {
-  const secret = (envName: string, fileKey: 'client_id' | 'client_secret' | 'username' | 'password') =>
-    readSecret(env, envName) ??
-    fromFile[fileKey] ??
-    readSecretFile(fromFile[`${fileKey}_file`], `${where}.${fileKey}_file`);
-  const baseUrl = nonEmpty(env.MARKETPLACE_BASE_URL) ?? fromFile.base_url;
-  const allowInsecure =
-    envSetting(env, 'MARKETPLACE_ALLOW_INSECURE', flag) ?? fromFile.allow_insecure ?? false;
-  if (baseUrl !== undefined) {
-    checkBaseUrl(
-      baseUrl,
-      allowInsecure,
-      env.MARKETPLACE_BASE_URL ? 'MARKETPLACE_BASE_URL' : `${where}.base_url`,
-    );
+  const names = {} as Record<ConnectionKey, string>;
+  const sources: Record<string, CredentialSource | undefined> = {};
+  for (const { key, env: envName, fileKey } of CONNECTION) {
+    const located = locate(envName, fileKey, env, fromFile, cwd);
+    names[key] = located.setting;
+    sources[key] = located.source;
   }
+  const { baseUrl: baseUrlSource, ...credentials } = sources;
+  const allowInsecureEnv = envSetting(env, 'MARKETPLACE_ALLOW_INSECURE', flag);
+  const allowInsecure = allowInsecureEnv ?? fromFile?.shop.allow_insecure ?? false;
+  const baseUrl = baseUrlSource?.value;
+  if (baseUrl !== undefined) {
+    validateBaseUrl(baseUrl, allowInsecure, {
+      baseUrl: names.baseUrl,
+      allowInsecure:
+        fromFile && allowInsecureEnv === undefined
+          ? `${fromFile.where}.allow_insecure: true`
+          : 'MARKETPLACE_ALLOW_INSECURE=1',
+    });
+  }
+  const where = fromFile?.where;
   return Object.freeze<ShopConfig>({
     name,
     baseUrl: baseUrl?.replace(/\/+$/, ''),
-    clientId: secret('MARKETPLACE_CLIENT_ID', 'client_id'),
-    clientSecret: secret('MARKETPLACE_CLIENT_SECRET', 'client_secret'),
-    username: secret('MARKETPLACE_USERNAME', 'username'),
-    password: secret('MARKETPLACE_PASSWORD', 'password'),
+    credentials: Object.freeze(credentials) as ShopConfig['credentials'],
+    settingNames: Object.freeze(names),
     allowInsecure,
-    perPage: envSetting(globalEnv, 'SYNC_PER_PAGE', positiveInt) ?? fromFile.per_page ?? DEFAULTS.perPage,
+    perPage: envSetting(globalEnv, 'SYNC_PER_PAGE', perPage) ?? fromFile?.shop.per_page ?? DEFAULTS.perPage,
     schedule: checkSchedule(
-      nonEmpty(globalEnv.SYNC_SCHEDULE) ?? fromFile.schedule ?? DEFAULTS.schedule,
-      globalEnv.SYNC_SCHEDULE ? 'SYNC_SCHEDULE' : `${where}.schedule`,
+      nonEmpty(globalEnv.SYNC_SCHEDULE) ?? fromFile?.shop.schedule ?? DEFAULTS.schedule,
+      globalEnv.SYNC_SCHEDULE || !where ? 'SYNC_SCHEDULE' : `${where}.schedule`,
     ),
-    order: fromFile.order,
-    locale: fromFile.locale,
-    filters: Object.freeze({ ...(fromFile.filters ?? {}) }),
+    order: fromFile?.shop.order,
+    locale: fromFile?.shop.locale,
+    filters: Object.freeze({ ...(fromFile?.shop.filters ?? {}) }),
   });
+}
+
+/**
+ * Where one connection setting comes from, in order: `NAME`, `NAME_FILE`, the file's key, the file's
+ * `key_file`. When none is set, the name a user would set: the variable, or the file's key (`_file`
+ * for secrets, which belong in files).
+ */
+function locate(
+  envName: string,
+  fileKey: (typeof CONNECTION)[number]['fileKey'],
+  env: Env,
+  fromFile: FileSource | undefined,
+  cwd: string,
+): { setting: string; source: CredentialSource | undefined } {
+  const value = nonEmpty(env[envName]);
+  if (value !== undefined) return { setting: envName, source: { value } };
+  // Only the credentials may come from files: the base URL is not a secret.
+  const envFile = fileKey === 'base_url' ? undefined : nonEmpty(env[`${envName}_FILE`]);
+  if (envFile !== undefined)
+    return { setting: `${envName}_FILE`, source: { file: path.resolve(cwd, envFile) } };
+  if (!fromFile) return { setting: envName, source: undefined };
+  const fileValue = fromFile.shop[fileKey];
+  if (fileValue !== undefined)
+    return { setting: `${fromFile.where}.${fileKey}`, source: { value: fileValue } };
+  const secretFile = fileKey === 'base_url' ? undefined : fromFile.shop[`${fileKey}_file` as const];
+  const fileSetting = `${fromFile.where}.${fileKey}_file`;
+  if (secretFile !== undefined)
+    return { setting: fileSetting, source: { file: path.resolve(fromFile.dir, secretFile) } };
+  const secret = fileKey === 'client_secret' || fileKey === 'password';
+  return { setting: secret ? fileSetting : `${fromFile.where}.${fileKey}`, source: undefined };
 }
 
 /** A cron pattern the worker's schedulers will accept (BullMQ reads them with cron-parser too). */
@@ -240,18 +405,6 @@ function checkSchedule(pattern: string, setting: string): string {
     );
   }
   return pattern;
-}
-
-/** The client's own check of the base URL, reported under the setting the user wrote. */
-function checkBaseUrl(value: string, allowInsecure: boolean, setting: string): void {
-  try {
-    validateBaseUrl(value, allowInsecure);
-  } catch (error) {
-    if (error instanceof ConfigError && error.setting !== setting) {
-      throw new ConfigError(setting, error.message.replaceAll(error.setting, setting));
-    }
-    throw error;
-  }
 }
 
 function readConfigFile(file: string): FileConfig {
@@ -275,13 +428,7 @@ function readConfigFile(file: string): FileConfig {
   return parsed.data;
 }
 
-/** `NAME` or the contents of the file named by `NAME_FILE` (container secrets). */
-function readSecret(env: Env, name: string): string | undefined {
-  return nonEmpty(env[name]) ?? readSecretFile(nonEmpty(env[`${name}_FILE`]), `${name}_FILE`);
-}
-
-function readSecretFile(file: string | undefined, setting: string): string | undefined {
-  if (file === undefined) return undefined;
+function readSecretFile(file: string, setting: string): string {
   let value: string;
   try {
     value = readFileSync(file, 'utf8').replace(/\r?\n$/, '');

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AppConfig, ShopConfig } from './config.js';
+import { type AppConfig, type ShopConfig, shopWithCredentials } from './config.js';
 import { diffRuns } from './diff.js';
 import type { Change } from './domain/change.js';
 import { UsageError } from './errors.js';
@@ -89,21 +89,7 @@ async function freshDemoDir(paths: ShopPaths): Promise<void> {
 }
 
 function demoShop(simulator: Simulator): ShopConfig {
-  const { credentials } = simulator;
-  return Object.freeze({
-    name: DEMO_SHOP,
-    baseUrl: simulator.baseUrl,
-    clientId: credentials.clientId,
-    clientSecret: credentials.clientSecret,
-    username: credentials.username,
-    password: credentials.password,
-    allowInsecure: false,
-    perPage: 100,
-    schedule: '*/15 * * * *',
-    order: undefined,
-    locale: undefined,
-    filters: {},
-  });
+  return shopWithCredentials(DEMO_SHOP, { baseUrl: simulator.baseUrl, ...simulator.credentials });
 }
 
 function changesBetween(paths: ShopPaths, first: SyncSummary, second: SyncSummary): Change[] {

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'INTERRUPTED',
   'QUEUE_UNAVAILABLE',
   'JOB_FAILED',
+  'SHOPS_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -125,6 +126,13 @@ export class SyncBusyError extends ShopSyncError {
 /** The work was stopped on request (SIGINT/SIGTERM) at a safe point; running it again resumes it. */
 export class InterruptedError extends ShopSyncError {
   readonly code = 'INTERRUPTED';
+  readonly retryable = true;
+  readonly exitCode = 1;
+}
+
+/** A command over several shops (`sync --all`, `check --all`) failed for some; each was reported already. */
+export class ShopsFailedError extends ShopSyncError {
+  readonly code = 'SHOPS_FAILED';
   readonly retryable = true;
   readonly exitCode = 1;
 }

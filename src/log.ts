@@ -1,37 +1,45 @@
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
+import type { LogFormat } from './config.js';
+import { REDACTED, SECRET_NAMES } from './secrets.js';
 
 export type { Logger };
 
 /** Paths pino blanks out wherever they appear in a log object: secrets never reach a log line. */
-const REDACTED_PATHS = [
-  'password',
-  'client_secret',
-  'clientSecret',
-  'access_token',
-  'accessToken',
-  'refresh_token',
-  'refreshToken',
-  'authorization',
-  'headers.authorization',
-  '*.password',
-  '*.client_secret',
-  '*.clientSecret',
-  '*.access_token',
-  '*.accessToken',
-  '*.refresh_token',
-  '*.refreshToken',
-  '*.authorization',
-];
+const REDACTED_PATHS = [...SECRET_NAMES, 'headers.authorization', ...SECRET_NAMES.map((name) => `*.${name}`)];
+
+export interface LogOptions {
+  /** `json`: one object a line, for machines; `pretty`: a readable line with the local time. */
+  readonly format?: LogFormat;
+  /** Colours in pretty lines: only for a terminal. */
+  readonly colorize?: boolean;
+}
 
 /** Logs go to stderr so that stdout stays clean for a command's output (`--json`, CSV). */
 export function createLogger(
   level: string,
   destination: pino.DestinationStream = pino.destination(2),
+  options: LogOptions = {},
 ): Logger {
-  return pino(
-    { level, base: undefined, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-    destination,
-  );
+  const out =
+    options.format === 'pretty' ? prettyStream(destination, options.colorize ?? false) : destination;
+  return pino({ level, base: undefined, redact: { paths: REDACTED_PATHS, censor: REDACTED } }, out);
+}
+
+/**
+ * pino-pretty's formatter applied in the same call as the write: a line is on the terminal before the
+ * next one is logged, so it never interleaves with a progress line drawn in between.
+ */
+function prettyStream(destination: pino.DestinationStream, colorize: boolean): pino.DestinationStream {
+  // Loaded only for pretty logs: machine-read logs do not pay for it at start-up.
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  const pretty = prettyFactory({
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+    singleLine: true,
+  });
+  return { write: (line: string) => destination.write(pretty(line)) };
 }
 
 /** A logger that drops everything, for library callers and tests that do not look at logs. */

@@ -2,6 +2,7 @@ import {
   type ItemPage,
   type ListingFilters,
   MarketplaceClient,
+  type MarketplaceEvents,
   type RetryOptions,
   type TokenStore,
 } from './api/client.js';
@@ -10,22 +11,40 @@ import { requireConnection } from './config.js';
 import { InterruptedError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
-import { commitRun, type RunCounts } from './store/commit.js';
+import { commitRun } from './store/commit.js';
 import { acquireLease, type Lease } from './store/lease.js';
 import { openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
 import { confirmRemovals } from './store/removals.js';
-import { beginRun, failRun, type RunStart } from './store/runs.js';
+import {
+  beginRun,
+  discardRunData,
+  discardUnfinishedRuns,
+  failRun,
+  getRun,
+  getRunDetail,
+  previousCompleteRun,
+  RUN_COUNT_FIELDS,
+  type RunCounts,
+  type RunStart,
+} from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
 
+/** What a sync is doing: reading the listing, confirming removals, committing, writing the feeds. */
+export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
+
 export interface SyncProgress {
+  phase: SyncPhase;
   pages: number;
   items: number;
   invalid: number;
 }
 
-/** Points a sync passes, for observers that must act exactly there (the fault suite kills the process). */
+/**
+ * Where a sync reports it has got to, synchronously (the fault suite kills the process there): pages
+ * staged, the listing read, removals confirmed, the run committed, then the feeds' own points.
+ */
 export type SyncPoint =
   | 'page-staged'
   | 'read'
@@ -36,8 +55,6 @@ export type SyncPoint =
   | 'published';
 
 export interface SyncDeps {
-  /** Called synchronously as the sync passes each point. */
-  onPoint?: (point: SyncPoint) => void;
   config: AppConfig;
   log: Logger;
   /** Aborting stops the run once the pages read so far are staged; a later sync resumes it. */
@@ -47,20 +64,18 @@ export interface SyncDeps {
   retry?: Partial<RetryOptions>;
   /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
   tokenStore?: TokenStore;
+  /** Told of every response and token renewal (metrics). */
+  events?: MarketplaceEvents;
+  /** Called synchronously at each `SyncPoint`. */
+  onPoint?: (point: SyncPoint) => void;
+  /** Who holds the shop's lease (the worker names itself); this process otherwise. */
+  leaseOwner?: string;
 }
 
-export interface SyncSummary {
-  shop: string;
-  run: number;
-  status: 'complete';
-  pages: number;
-  items: number;
-  added: number;
-  updated: number;
-  removed: number;
-  invalid: number;
-  duration_ms: number;
-}
+/** What one sync did: its run's counts, between the run and how long it took. */
+export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
+    duration_ms: number;
+  };
 
 /**
  * One complete sync of one shop: read every page into the run's staging, confirm what seems removed,
@@ -76,6 +91,9 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     logger: log,
     retry: { budgetMs: deps.config.retryBudgetSeconds * 1000, ...deps.retry },
     tokenStore: deps.tokenStore,
+    signal: deps.signal,
+    events: deps.events,
+    maxInFlight: deps.config.maxInFlight,
   });
   let store: Store | undefined;
   let lease: Lease | undefined;
@@ -88,8 +106,13 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
       resumeWindowMinutes: deps.config.resumeWindowMinutes,
     });
     log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
+    const discarded = await discardUnfinishedRuns(store, start.run);
+    if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
     const counts = await completeRun(store, client, shop, start, held, deps, log);
+    deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
     await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
+    // After the feeds: which ids the run saw is garbage once it is complete, and can wait.
+    await discardRunData(store, start.run, { complete: true });
     if (deps.config.keepRuns !== null) {
       const pruned = pruneRuns(store, deps.config.keepRuns);
       if (pruned.runs.length > 0)
@@ -99,23 +122,25 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
       shop: shop.name,
       run: start.run,
       status: 'complete',
-      pages: counts.pages,
-      items: counts.items,
-      added: counts.added,
-      updated: counts.updated,
-      removed: counts.removed,
-      invalid: counts.invalid,
+      ...pick(counts, RUN_COUNT_FIELDS),
       duration_ms: Date.now() - started,
     };
     const { shop: _shop, ...counted } = summary;
-    log.info(counted, 'sync complete');
+    log.info({ ...counted, rereads: counts.rereads }, 'sync complete');
     return summary;
+  } catch (error) {
+    throw store && isSqliteError(error)
+      ? storeError(`Cannot write store ${store.path}`, store.path, error)
+      : error;
   } finally {
     lease?.release();
     await client.close();
     store?.close();
   }
 }
+
+/** What `completeRun` returns: the run's counts, its pages, and the pages re-read to confirm them. */
+type CompletedRun = RunCounts & { rereads: number };
 
 /** Reads, confirms and commits one run; a failure marks the run failed (resumable) and is rethrown. */
 async function completeRun(
@@ -126,63 +151,128 @@ async function completeRun(
   lease: Lease,
   deps: SyncDeps,
   log: Logger,
-): Promise<RunCounts & { pages: number }> {
+): Promise<CompletedRun> {
   try {
     const query = {
       perPage: shop.perPage,
       order: shop.order,
       locale: shop.locale,
       filters: shop.filters as ListingFilters,
+      maxInFlight: deps.config.maxInFlight,
     };
-    const batch = new StagingBatch(store, start.run, () => lease.assertHeld(), STAGING_BATCH);
-    await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, shop, deps, log);
+    const batch = new StagingBatch(
+      store,
+      start.run,
+      () => lease.assertHeld(),
+      STAGING_BATCH,
+      () => deps.onPoint?.('page-staged'),
+    );
+    const reading = new ReadingWatch(store, start.run, shop, deps, log);
+    await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, reading);
     deps.onPoint?.('read');
+    const pages = runPages(store, start.run);
+    deps.onProgress?.({ ...reading.progress, phase: 'confirming' });
     const removals = await confirmRemovals(store, start.run, {
       // Under filters an item may exist yet no longer be listed: only the listing can tell.
       fetchItem: Object.keys(shop.filters).length === 0 ? (url) => client.fetchItem(url) : undefined,
       relist: () => client.readItems(query),
-      relistCost: runPages(store, start.run),
+      relistCost: pages,
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
     deps.onPoint?.('removals-confirmed');
+    deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     deps.onPoint?.('committed');
-    return { ...counts, pages: runPages(store, start.run) };
+    return { ...counts, rereads: reading.rereads };
   } catch (error) {
-    const failure = isSqliteError(error)
-      ? storeError(`Cannot write store ${store.path}`, store.path, error)
-      : error;
+    const failure = asRunFailure(error, store, start.run, shop, deps);
     recordFailure(store, start.run, failure, log);
     throw failure;
   }
+}
+
+/**
+ * A store error names the file; a stop, wherever it reached the sync (between pages, in a request, in
+ * a retry wait), is told as the interruption it is, with the page the next sync resumes after.
+ */
+function asRunFailure(error: unknown, store: Store, run: number, shop: ShopConfig, deps: SyncDeps): unknown {
+  if (isSqliteError(error)) return storeError(`Cannot write store ${store.path}`, store.path, error);
+  if (!deps.signal?.aborted) return error;
+  const page = getRunDetail(store, run)?.checkpoint_page ?? 0;
+  return new InterruptedError(
+    `The sync of shop ${shop.name} was interrupted after page ${page}; the next sync resumes from there.`,
+    { cause: error },
+  );
 }
 
 /** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */
 const STAGING_BATCH: BatchLimits = { pages: 10, ms: 500 };
 
 /**
- * Reads the listing into the run's staging. Whatever ends the reading (its end, an abort, a failure),
- * the pages read so far are staged first, so that a resumed run reads none of them again.
+ * Follows the reading: progress, invalid items, pages re-read, and a warning once the run has read
+ * far more pages than the previous complete run (an endless listing shows itself early).
+ */
+class ReadingWatch {
+  readonly progress: SyncProgress = { phase: 'reading', pages: 0, items: 0, invalid: 0 };
+  rereads = 0;
+  private readonly pagesBefore: number;
+  private readonly previousPages: number | undefined;
+  private warned = false;
+
+  constructor(
+    store: Store,
+    run: number,
+    readonly shop: ShopConfig,
+    readonly deps: SyncDeps,
+    readonly log: Logger,
+  ) {
+    this.pagesBefore = runPages(store, run);
+    const previous = previousCompleteRun(store, run);
+    this.previousPages = previous === null ? undefined : getRun(store, previous)?.pages;
+  }
+
+  page(page: ItemPage): void {
+    for (const bad of page.invalid)
+      this.log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
+    this.progress.pages += 1;
+    this.progress.items += page.items.length;
+    this.progress.invalid += page.invalid.length;
+    this.rereads += page.rereads;
+    this.log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');
+    this.deps.onProgress?.({ ...this.progress });
+    this.warnIfFarLonger();
+  }
+
+  private warnIfFarLonger(): void {
+    const previous = this.previousPages;
+    const pages = this.pagesBefore + this.progress.pages;
+    if (this.warned || previous === undefined || pages <= previous * FAR_LONGER.factor) return;
+    if (pages <= previous + FAR_LONGER.pages) return;
+    this.warned = true;
+    this.log.warn(
+      { pages, previousPages: previous },
+      `this run has read ${pages} pages, more than ${FAR_LONGER.factor} times the ${previous} of the previous complete run`,
+    );
+  }
+}
+
+/** A run reading more pages than this many times, and this many more than, the previous complete run is worth a warning. */
+const FAR_LONGER = { factor: 3, pages: 10 };
+
+/**
+ * Reads the listing into the run. Whatever ends the reading (its end, an abort, a failure), the pages
+ * read so far are written first, so that a resumed run reads none of them again.
  */
 async function stageListing(
   pages: AsyncIterable<ItemPage>,
   batch: StagingBatch,
-  shop: ShopConfig,
-  deps: SyncDeps,
-  log: Logger,
+  reading: ReadingWatch,
 ): Promise<void> {
-  const progress: SyncProgress = { pages: 0, items: 0, invalid: 0 };
+  const { deps, shop } = reading;
   try {
     for await (const page of pages) {
       batch.add(page);
-      deps.onPoint?.('page-staged');
-      for (const bad of page.invalid)
-        log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
-      progress.pages += 1;
-      progress.items += page.items.length;
-      progress.invalid += page.invalid.length;
-      log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');
-      deps.onProgress?.({ ...progress });
+      reading.page(page);
       if (deps.signal?.aborted) {
         batch.flush();
         throw new InterruptedError(
@@ -192,7 +282,7 @@ async function stageListing(
     }
     batch.flush();
   } catch (error) {
-    stageBeforeFailing(batch, log);
+    stageBeforeFailing(batch, reading.log);
     throw error;
   }
 }
@@ -235,4 +325,9 @@ function queryKey(shop: ShopConfig): string {
     locale: shop.locale ?? null,
     filters: Object.entries(shop.filters).sort(([a], [b]) => a.localeCompare(b)),
   });
+}
+
+/** The counts alone, in the contract's order. */
+function pick(counts: RunCounts, fields: readonly (keyof RunCounts)[]): RunCounts {
+  return Object.fromEntries(fields.map((field) => [field, counts[field]])) as unknown as RunCounts;
 }

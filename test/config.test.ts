@@ -61,6 +61,8 @@ describe('loadConfig', () => {
         '    base_url: https://north.example.test',
         '    client_id: n-id',
         `    client_secret_file: ${secret}`,
+        '    username: n-owner',
+        '    password: n-password',
         '    per_page: 50',
         '  south:',
         '    base_url: https://south.example.test',
@@ -72,12 +74,14 @@ describe('loadConfig', () => {
     );
     expect(config.dataDir).toBe('/env/data');
     expect(Object.keys(config.shops).sort()).toEqual(['north', 'south']);
-    expect(findShop(config, 'north')).toMatchObject({
+    expect(findShop(config, 'north').perPage).toBe(50);
+    expect(requireConnection(findShop(config, 'north'))).toMatchObject({
       clientId: 'env-id',
       clientSecret: 'from-file',
-      perPage: 50,
     });
-    expect(findShop(config, 'south').clientId).toBeUndefined();
+    expect(configError(() => requireConnection(findShop(config, 'south'))).message).toBe(
+      'shops.south.client_id is not set for shop "south": a sync needs it.',
+    );
   });
 
   it('reads a secret from NAME_FILE', () => {
@@ -86,7 +90,7 @@ describe('loadConfig', () => {
       { ...connection, MARKETPLACE_PASSWORD: '', MARKETPLACE_PASSWORD_FILE: secret },
       dir,
     );
-    expect(findShop(config, undefined).password).toBe('s3cret');
+    expect(requireConnection(findShop(config, undefined)).password).toBe('s3cret');
   });
 
   it('names the setting at fault', () => {
@@ -96,7 +100,14 @@ describe('loadConfig', () => {
       'SYNC_RETRY_BUDGET_SECONDS',
     );
     expect(configError(() => loadConfig({ SHOP_NAME: 'a shop' }, dir)).setting).toBe('SHOP_NAME');
-    expect(configError(() => loadConfig({ MARKETPLACE_PASSWORD_FILE: '/nonexistent/pw' }, dir)).message).toBe(
+    const unreadable = findShop(
+      loadConfig(
+        { ...connection, MARKETPLACE_PASSWORD_FILE: '/nonexistent/pw', MARKETPLACE_PASSWORD: '' },
+        dir,
+      ),
+      undefined,
+    );
+    expect(configError(() => requireConnection(unreadable)).message).toBe(
       'MARKETPLACE_PASSWORD_FILE names /nonexistent/pw, which cannot be read (ENOENT).',
     );
     expect(configError(() => loadConfig({ SHOP_SYNC_CONFIG: 'missing.yaml' }, dir)).setting).toBe(
@@ -128,7 +139,11 @@ describe('loadConfig', () => {
       'REDIS_URL is not a redis:// or rediss:// URL.',
     );
     const empty = file('empty-secret.txt', '\n');
-    expect(configError(() => loadConfig({ MARKETPLACE_PASSWORD_FILE: empty }, dir)).message).toBe(
+    const shop = findShop(
+      loadConfig({ ...connection, MARKETPLACE_PASSWORD: '', MARKETPLACE_PASSWORD_FILE: empty }, dir),
+      undefined,
+    );
+    expect(configError(() => requireConnection(shop)).message).toBe(
       `MARKETPLACE_PASSWORD_FILE names ${empty}, which is empty.`,
     );
   });
@@ -161,5 +176,141 @@ describe('loadConfig', () => {
     expect(configError(() => findShop(loadConfig(connection, dir), 'nope')).message).toBe(
       'Shop "nope" is not configured (configured shops: default).',
     );
+  });
+});
+
+describe('settings added for the terminal and the worker', () => {
+  it('have documented defaults and are validated, naming the setting', () => {
+    const config = loadConfig({}, dir);
+    expect(config).toMatchObject({
+      maxInFlight: 8,
+      shutdownGraceSeconds: 20,
+      opsPort: 9464,
+      logFormat: 'json',
+    });
+    expect(loadConfig({}, dir, { stderrIsTerminal: true }).logFormat).toBe('pretty');
+    expect(loadConfig({ LOG_FORMAT: 'json' }, dir, { stderrIsTerminal: true }).logFormat).toBe('json');
+    expect(loadConfig({ OPS_PORT: '0', SYNC_MAX_IN_FLIGHT: '2' }, dir)).toMatchObject({
+      opsPort: 0,
+      maxInFlight: 2,
+    });
+    for (const [name, value] of [
+      ['LOG_FORMAT', 'fancy'],
+      ['SYNC_MAX_IN_FLIGHT', '0'],
+      ['SYNC_MAX_IN_FLIGHT', '65'],
+      ['OPS_PORT', '70000'],
+      ['SHUTDOWN_GRACE_SECONDS', '-1'],
+      ['SYNC_PER_PAGE', '99999999'],
+    ] as const) {
+      const error = configError(() => loadConfig({ [name]: value }, dir));
+      expect(error.setting).toBe(name);
+      expect(error.message).toContain(`${name}="${value}" is invalid`);
+    }
+    const yaml = file(
+      'new-keys.yaml',
+      'log_format: pretty\nmax_in_flight: 3\nshutdown_grace_seconds: 5\nops_port: 0\n',
+    );
+    expect(loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir)).toMatchObject({
+      logFormat: 'pretty',
+      maxInFlight: 3,
+      shutdownGraceSeconds: 5,
+      opsPort: 0,
+    });
+  });
+
+  it('accept only the documented on/off values', () => {
+    expect(loadConfig({ FEEDS_GZIP: 'true' }, dir).feedsGzip).toBe(true);
+    expect(loadConfig({ FEEDS_GZIP: '0' }, dir).feedsGzip).toBe(false);
+    expect(configError(() => loadConfig({ FEEDS_GZIP: 'yes' }, dir)).message).toBe(
+      'FEEDS_GZIP="yes" is invalid: expected one of 1, 0, true, false.',
+    );
+  });
+
+  it('refuse a shop name too long to be a directory, naming SHOP_NAME', () => {
+    const error = configError(() => loadConfig({ SHOP_NAME: 'x'.repeat(300) }, dir));
+    expect(error.setting).toBe('SHOP_NAME');
+    expect(error.message).toBe(
+      `SHOP_NAME "${'x'.repeat(40)}…" is invalid: letters, digits, - and _ only, at most 64 characters.`,
+    );
+  });
+});
+
+describe('several shops in a file', () => {
+  it("read a shop's secrets only when that shop is used", () => {
+    const yaml = file(
+      'lazy.yaml',
+      [
+        'shops:',
+        '  small:',
+        '    base_url: https://small.example.test',
+        '    client_id: s',
+        '    client_secret: s',
+        '    username: s',
+        '    password: s',
+        '  big:',
+        '    base_url: https://big.example.test',
+        '    client_id: b',
+        '    client_secret_file: missing-secret',
+        '    username: b',
+        '    password_file: /nonexistent/big-password',
+      ].join('\n'),
+    );
+    const config = loadConfig({ SHOP_SYNC_CONFIG: yaml }, '/');
+    expect(requireConnection(findShop(config, 'small')).password).toBe('s');
+    const error = configError(() => requireConnection(findShop(config, 'big')));
+    expect(error.setting).toBe('shops.big.client_secret_file');
+    // Relative to the file's folder, not the working directory.
+    expect(error.message).toBe(
+      `shops.big.client_secret_file names ${path.join(dir, 'missing-secret')}, which cannot be read (ENOENT).`,
+    );
+  });
+
+  it('name every connection setting as written, for messages about it', () => {
+    const secret = file('north-password', 'pw\n');
+    const yaml = file(
+      'names.yaml',
+      `shops:\n  north-store:\n    base_url: https://n.example.test\n    client_id: n\n    client_secret: c\n    username: u\n    password_file: ${secret}\n`,
+    );
+    const north = requireConnection(findShop(loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir), 'north-store'));
+    expect(north.settingNames).toEqual({
+      baseUrl: 'shops.north-store.base_url',
+      clientId: 'shops.north-store.client_id',
+      clientSecret: 'shops.north-store.client_secret',
+      username: 'shops.north-store.username',
+      password: 'shops.north-store.password_file',
+    });
+    expect(requireConnection(findShop(loadConfig(connection, dir), undefined)).settingNames).toEqual({
+      baseUrl: 'MARKETPLACE_BASE_URL',
+      clientId: 'MARKETPLACE_CLIENT_ID',
+      clientSecret: 'MARKETPLACE_CLIENT_SECRET',
+      username: 'MARKETPLACE_USERNAME',
+      password: 'MARKETPLACE_PASSWORD',
+    });
+  });
+
+  it('name a bad base URL by its key in the file, without rewriting the message', () => {
+    const yaml = file('http.yaml', 'shops:\n  north:\n    base_url: http://api.example.test\n');
+    const error = configError(() => loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir));
+    expect(error.setting).toBe('shops.north.base_url');
+    expect(error.message).toBe(
+      'shops.north.base_url must use https: (got http://api.example.test); set shops.north.allow_insecure: true to allow clear text',
+    );
+  });
+
+  it("validate the listing filters when the configuration loads, with the client's rules", () => {
+    const yaml = file('filters.yaml', 'shops:\n  south:\n    filters:\n      shipping_to: italy\n');
+    const error = configError(() => loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir));
+    expect(error.setting).toBe('shops.south.filters.shipping_to');
+    expect(error.message).toBe(
+      `${yaml}: setting "shops.south.filters.shipping_to" is invalid: must be two uppercase letters such as IT.`,
+    );
+    const unknown = file('filters2.yaml', 'shops:\n  south:\n    filters:\n      colour: red\n');
+    expect(configError(() => loadConfig({ SHOP_SYNC_CONFIG: unknown }, dir)).message).toContain('colour');
+  });
+
+  it("resolve data_dir against the file's folder; DATA_DIR against the working directory", () => {
+    const yaml = file('paths.yaml', 'data_dir: stores\n');
+    expect(loadConfig({ SHOP_SYNC_CONFIG: yaml }, '/').dataDir).toBe(path.join(dir, 'stores'));
+    expect(loadConfig({ SHOP_SYNC_CONFIG: yaml, DATA_DIR: 'here' }, '/tmp').dataDir).toBe('/tmp/here');
   });
 });

@@ -66,7 +66,7 @@ describe('shop-sync demo', () => {
     const result = await runCli(['demo', '--items', '10'], { DATA_DIR: temp.dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      "option '--items <n>' argument '10' is invalid. must be a whole number of at least 50.",
+      "option '--items <n>' argument '10' is invalid. expected a whole number of at least 50.",
     );
   });
 });

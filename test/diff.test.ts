@@ -18,13 +18,13 @@ afterEach(() => {
 });
 
 describe('diffRuns', () => {
-  it('reports added, removed and updated items by id, with changed fields in TRACKED_FIELDS order', () => {
+  it('reports added, removed and updated items by id, with changed fields in TRACKED_FIELDS order', async () => {
     const gone = makeItem('b-gone');
     const before = makeItem('c-changed');
     const after = makeItem('c-changed', { title: 'Renamed', published: false, price: '11' as Decimal });
-    const from = commitItems(store, [[makeItem('a-same'), gone, before]]);
+    const from = await commitItems(store, [[makeItem('a-same'), gone, before]]);
     const fresh = makeItem('d-new');
-    const to = commitItems(store, [[makeItem('a-same'), after, fresh]]);
+    const to = await commitItems(store, [[makeItem('a-same'), after, fresh]]);
     expect([...diffRuns(store, from, to)]).toEqual([
       { change: 'removed', id: 'b-gone', title: gone.title, fields: [], before: gone, after: null },
       {
@@ -39,17 +39,17 @@ describe('diffRuns', () => {
     ]);
   });
 
-  it('sees changes across several runs, and none for an item changed and changed back', () => {
-    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    commitItems(store, [[makeItem('a', { quantity: 7 }), makeItem('b', { quantity: 7 })]]);
-    const r3 = commitItems(store, [[makeItem('a'), makeItem('b', { quantity: 8 })]]);
+  it('sees changes across several runs, and none for an item changed and changed back', async () => {
+    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    await commitItems(store, [[makeItem('a', { quantity: 7 }), makeItem('b', { quantity: 7 })]]);
+    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b', { quantity: 8 })]]);
     expect([...diffRuns(store, r1, r3)].map((c) => [c.id, c.fields])).toEqual([['b', ['quantity']]]);
     expect([...diffRuns(store, r3, r3)]).toEqual([]);
   });
 
-  it('refuses runs in the wrong order, runs that do not exist and runs that are not complete', () => {
-    const r1 = commitItems(store, [[makeItem('a')]]);
-    const r2 = commitItems(store, [[makeItem('a')]]);
+  it('refuses runs in the wrong order, runs that do not exist and runs that are not complete', async () => {
+    const r1 = await commitItems(store, [[makeItem('a')]]);
+    const r2 = await commitItems(store, [[makeItem('a')]]);
     const running = beginRun(store, { query: 'q', resumeWindowMinutes: 60 }).run;
     expect(() => diffRuns(store, r2, r1)).toThrow(
       new UsageError(`--from run ${r2} is later than --to run ${r1}; give the older run as --from.`),

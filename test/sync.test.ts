@@ -11,6 +11,7 @@ import { shopPaths } from '../src/store/paths.js';
 import { getRunDetail, latestCompleteRun, listRuns } from '../src/store/runs.js';
 import { snapshotItems } from '../src/store/snapshot.js';
 import { runSync, type SyncDeps } from '../src/sync.js';
+import { capturedLogger } from './api/helpers.js';
 import { diffAsTruth, simConfig, sortedTruth, tempDir, truthById, withoutRaw } from './store/fixtures.js';
 
 let sim: Simulator;
@@ -205,3 +206,50 @@ function expectIntactFirstRun(): void {
     expect(withoutRaw(snapshotItems(s, 1))).toEqual(truthById(sim));
   });
 }
+
+describe('what runSync reports as it goes', () => {
+  it('passes through its phases and sync points in order, and logs pages re-read', async () => {
+    const points: string[] = [];
+    const phases = new Set<string>();
+    const { logger, output } = capturedLogger();
+    const summary = await sync({
+      log: logger,
+      onPoint: (point) => points.push(point),
+      onProgress: (progress) => phases.add(progress.phase),
+    });
+    const mine = points.filter((point) => point !== 'page-staged');
+    expect(mine.slice(0, 3)).toEqual(['read', 'removals-confirmed', 'committed']);
+    expect(points.indexOf('page-staged')).toBe(0);
+    expect([...phases]).toEqual(['reading', 'confirming', 'committing', 'feeds']);
+    const complete = output()
+      .split('\n')
+      .filter((line) => line.includes('"sync complete"'))
+      .map((line) => JSON.parse(line));
+    // The last page is short (296 items, 25 a page): confirming the end reads it again.
+    expect(complete).toEqual([
+      expect.objectContaining({ pages: summary.pages, items: summary.items, rereads: expect.any(Number) }),
+    ]);
+    expect(complete[0].rereads).toBeGreaterThan(0);
+  });
+
+  it('warns when a run reads far more pages than the previous complete run', async () => {
+    const previous = (await sync()).pages;
+    const added = previous * 25 * 3;
+    sim.mutate({ add: added });
+    const { logger, output } = capturedLogger();
+    await sync({ log: logger });
+    const warnings = output()
+      .split('\n')
+      .filter((line) => line.includes('more than 3 times'))
+      .map((line) => JSON.parse(line));
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        pages: previous * 3 + 1,
+        previousPages: previous,
+        msg: `this run has read ${previous * 3 + 1} pages, more than 3 times the ${previous} of the previous complete run`,
+      }),
+    ]);
+    sim.mutate({ remove: added });
+  });
+});

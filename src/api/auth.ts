@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, CredentialsError, ProtocolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { failedResponse, type RetryOptions, withRetry } from './retry.js';
+import { failedResponse, type RetryBudget, withRetry } from './retry.js';
 import { serverMessage } from './server-message.js';
 import { MemoryTokenStore, type StoredToken, type TokenStore } from './token-store.js';
 
@@ -13,12 +13,37 @@ export interface Credentials {
   readonly password: string;
 }
 
+/** Each credential setting's name as the user wrote it, for messages about rejected credentials. */
+export interface SettingNames {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+export const ENV_SETTING_NAMES: SettingNames = Object.freeze({
+  baseUrl: 'MARKETPLACE_BASE_URL',
+  clientId: 'MARKETPLACE_CLIENT_ID',
+  clientSecret: 'MARKETPLACE_CLIENT_SECRET',
+  username: 'MARKETPLACE_USERNAME',
+  password: 'MARKETPLACE_PASSWORD',
+});
+
+/** Each token obtained, by grant, for metrics. */
+export interface TokenEvents {
+  token?(grant: StoredToken['grant']): void;
+}
+
 export interface TokenManagerOptions {
   readonly http: HttpClient;
   readonly credentials: Credentials;
-  readonly retry: RetryOptions;
   readonly logger: Logger;
   readonly store?: TokenStore;
+  /** The client-wide stop: aborts token requests, their retry sleeps and the wait for the renewal lock. */
+  readonly signal?: AbortSignal;
+  readonly events?: TokenEvents;
+  readonly settingNames?: SettingNames;
 }
 
 const TOKEN_PATH = '/v1/oauth/token';
@@ -60,9 +85,14 @@ class GrantRefused extends Error {
 export class TokenManager {
   private readonly http: HttpClient;
   private readonly credentials: Credentials;
-  private readonly retry: RetryOptions;
   private readonly logger: Logger;
   private readonly store: TokenStore;
+  private readonly stop: AbortSignal | undefined;
+  private readonly events: TokenEvents;
+  private readonly names: SettingNames;
+  /** Renewals that failed so far, and the last failure: callers that waited for it share it. */
+  private failures = 0;
+  private lastFailure: unknown;
   /** Set once a refreshed token was refused: from then on renewals use the password grant directly. */
   private refreshLeadsNowhere = false;
   private readonly seenTokens = new Set<string>();
@@ -72,26 +102,29 @@ export class TokenManager {
   constructor(options: TokenManagerOptions) {
     this.http = options.http;
     this.credentials = options.credentials;
-    this.retry = options.retry;
     this.logger = options.logger;
     this.store = options.store ?? new MemoryTokenStore();
+    this.stop = options.signal;
+    this.events = options.events ?? {};
+    this.names = options.settingNames ?? ENV_SETTING_NAMES;
   }
 
-  /** A token to send now: the stored one unless it is due for renewal. */
-  async accessToken(): Promise<string> {
+  /** A token to send now: the stored one (another client's too, when the store is shared) unless it is due for renewal. */
+  async accessToken(budget: RetryBudget): Promise<string> {
     const current = await this.store.get();
+    if (current) this.remember(current);
     if (current && Date.now() < current.renewAt) return current.accessToken;
-    return this.renew('due', current?.accessToken);
+    return this.renew('due', current?.accessToken, budget);
   }
 
   /** The API answered 401 to `refused`: refresh it (or log in again if refreshing fails). */
-  afterRefusal(refused: string): Promise<string> {
-    return this.renew('refused', refused);
+  afterRefusal(refused: string, budget: RetryBudget): Promise<string> {
+    return this.renew('refused', refused, budget);
   }
 
   /** The API answered 401 to a freshly renewed token too: log in again with the password grant. */
-  afterSecondRefusal(refused: string): Promise<string> {
-    return this.renew('refused-again', refused);
+  afterSecondRefusal(refused: string, budget: RetryBudget): Promise<string> {
+    return this.renew('refused-again', refused, budget);
   }
 
   /** Every secret this manager has held, so that messages and logs can be scrubbed of them. */
@@ -103,14 +136,41 @@ export class TokenManager {
    * Renewals queue on the store's lock and re-read the store first, so that of many callers holding the
    * same stale token only the first renews and the rest pick up its result (single flight).
    */
-  private async renew(reason: RenewReason, stale: string | undefined): Promise<string> {
-    const token = await this.store.withLock(() => this.renewLocked(reason, stale));
-    return token.accessToken;
+  private async renew(reason: RenewReason, stale: string | undefined, budget: RetryBudget): Promise<string> {
+    const failuresBefore = this.failures;
+    // Waiting for another caller's renewal is bounded by this caller's budget as well as by the stop.
+    const outOfTime = AbortSignal.timeout(Math.max(0, budget.remainingMs()));
+    const signal = this.stop ? AbortSignal.any([this.stop, outOfTime]) : outOfTime;
+    const renewal = async () => {
+      // A renewal that failed while this caller waited is its answer too: trying again would spend a second budget.
+      if (this.failures > failuresBefore) throw this.lastFailure;
+      try {
+        return await this.renewLocked(reason, stale, budget);
+      } catch (error) {
+        this.failures += 1;
+        this.lastFailure = error;
+        throw error;
+      }
+    };
+    try {
+      return (await this.store.withLock(renewal, signal)).accessToken;
+    } catch (error) {
+      if (error !== outOfTime.reason) throw error;
+      throw new ApiError(
+        `Waiting for the marketplace token to be renewed used up the retry budget ${budget.spent()}.`,
+        true,
+      );
+    }
   }
 
-  private async renewLocked(reason: RenewReason, stale: string | undefined): Promise<StoredToken> {
+  private async renewLocked(
+    reason: RenewReason,
+    stale: string | undefined,
+    budget: RetryBudget,
+  ): Promise<StoredToken> {
     if (this.refusal) throw this.refusal;
     const current = await this.store.get();
+    if (current) this.remember(current);
     if (current && current.accessToken !== stale && Date.now() < current.renewAt) {
       // After a refused refreshed token only a password-grant token is worth trying.
       if (reason !== 'refused-again' || current.grant === 'password') return current;
@@ -122,37 +182,37 @@ export class TokenManager {
     const refreshToken = current?.refreshToken;
     const token =
       refreshToken && reason !== 'refused-again' && !this.refreshLeadsNowhere
-        ? await this.refreshOrLogIn(refreshToken)
-        : await this.logIn();
+        ? await this.refreshOrLogIn(refreshToken, budget)
+        : await this.logIn(budget);
     await this.store.set(token);
     return token;
   }
 
   /** Whatever goes wrong with a refresh, the password grant may still work: only its refusal is final. */
-  private async refreshOrLogIn(refreshToken: string): Promise<StoredToken> {
-    const retry = { ...this.retry, maxAttempts: Math.min(this.retry.maxAttempts, REFRESH_ATTEMPTS) };
+  private async refreshOrLogIn(refreshToken: string, budget: RetryBudget): Promise<StoredToken> {
     try {
       return await this.grant(
         'refresh_token',
         { grant_type: 'refresh_token', refresh_token: refreshToken },
-        retry,
+        budget,
+        REFRESH_ATTEMPTS,
       );
     } catch (error) {
       if (!(error instanceof GrantRefused || error instanceof ApiError || error instanceof ProtocolError))
         throw error;
       const status = error instanceof ProtocolError ? undefined : error.status;
       this.logger.info({ status, reason: error.message }, 'refreshing the token failed; logging in again');
-      return this.logIn();
+      return this.logIn(budget);
     }
   }
 
-  private async logIn(): Promise<StoredToken> {
+  private async logIn(budget: RetryBudget): Promise<StoredToken> {
     const { username, password } = this.credentials;
     try {
-      return await this.grant('password', { grant_type: 'password', username, password });
+      return await this.grant('password', { grant_type: 'password', username, password }, budget);
     } catch (error) {
       if (!(error instanceof GrantRefused)) throw error;
-      this.refusal = credentialsRefused(error);
+      this.refusal = credentialsRefused(error, this.names);
       throw this.refusal;
     }
   }
@@ -160,7 +220,8 @@ export class TokenManager {
   private async grant(
     kind: StoredToken['grant'],
     fields: Record<string, string>,
-    retry: RetryOptions = this.retry,
+    budget: RetryBudget,
+    maxAttempts?: number,
   ): Promise<StoredToken> {
     const body = new URLSearchParams({
       ...fields,
@@ -168,19 +229,29 @@ export class TokenManager {
       client_secret: this.credentials.clientSecret,
     }).toString();
     const shown = `POST ${TOKEN_PATH} (grant ${kind})`;
-    const response = await withRetry({ options: retry, logger: this.logger }, () =>
+    const context = { budget, logger: this.logger, signal: this.stop, maxAttempts };
+    const response = await withRetry(context, () =>
       this.http
         .request({
           method: 'POST',
           path: TOKEN_PATH,
           headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
           body,
+          signal: this.stop,
+          deadline: budget.deadline,
         })
         .then((r) => this.checkTokenResponse(r, shown)),
     );
     const token = this.readToken(response, shown, kind);
     this.logger.debug({ grant: kind }, 'obtained a marketplace token');
+    this.events.token?.(kind);
     return token;
+  }
+
+  /** A token from the store is a secret of this manager's too, wherever it came from. */
+  private remember(token: StoredToken): void {
+    this.seenTokens.add(token.accessToken);
+    if (token.refreshToken) this.seenTokens.add(token.refreshToken);
   }
 
   private checkTokenResponse(response: HttpResponse, shown: string): HttpResponse {
@@ -227,17 +298,17 @@ function oauthErrorCode(body: string): string | undefined {
 }
 
 /** Which credentials the password grant's refusal points at, per RFC 6749 section 5.2. */
-function credentialsRefused(refusal: GrantRefused): CredentialsError {
+function credentialsRefused(refusal: GrantRefused, names: SettingNames): CredentialsError {
   const code = refusal.code ? `: ${refusal.code}` : '';
   if (refusal.code === 'invalid_grant') {
     return new CredentialsError(
-      `The marketplace refused the shop owner's login (MARKETPLACE_USERNAME / MARKETPLACE_PASSWORD) with HTTP ${refusal.status}${code}.`,
+      `The marketplace refused the shop owner's login (${names.username} / ${names.password}) with HTTP ${refusal.status}${code}.`,
       refusal.status,
     );
   }
   if (refusal.code === 'invalid_client' || refusal.code === 'unauthorized_client' || refusal.status === 401) {
     return new CredentialsError(
-      `The marketplace refused the application's credentials (MARKETPLACE_CLIENT_ID / MARKETPLACE_CLIENT_SECRET) with HTTP ${refusal.status}${code}.`,
+      `The marketplace refused the application's credentials (${names.clientId} / ${names.clientSecret}) with HTTP ${refusal.status}${code}.`,
       refusal.status,
     );
   }

@@ -1,8 +1,8 @@
-import { CredentialsError } from '../errors.js';
+import { CredentialsError, InterruptedError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { TokenManager } from './auth.js';
+import type { SettingNames, TokenManager } from './auth.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { failedResponse, type RetryOptions, withRetry } from './retry.js';
+import { failedResponse, RetryBudget, type RetryOptions, withRetry } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { serverMessage } from './server-message.js';
 
@@ -15,26 +15,44 @@ export interface GetOptions<T> {
   readonly signal?: AbortSignal;
 }
 
-/** GET requests with the shop owner's bearer token, renewed on 401 and retried per the retry policy. */
+export interface AuthorizedOptions {
+  readonly retry: RetryOptions;
+  readonly logger: Logger;
+  /** The client-wide stop: once aborted, pending and later requests reject with InterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly settingNames: SettingNames;
+}
+
+/** GET requests with the shop owner's bearer token, renewed on 401 and retried within one budget. */
 export class AuthorizedRequests {
   constructor(
     private readonly http: HttpClient,
     private readonly tokens: TokenManager,
-    private readonly retry: RetryOptions,
-    private readonly logger: Logger,
+    private readonly options: AuthorizedOptions,
   ) {}
 
-  get<T>(path: string, options: GetOptions<T>): Promise<T> {
+  /** One logical request: its attempts and any token renewal it waits for share one retry budget. */
+  async get<T>(path: string, options: GetOptions<T>): Promise<T> {
     const shown = `GET ${sanitizeUrl(path)}`;
-    const context = { options: this.retry, logger: this.logger, signal: options.signal };
-    return withRetry(context, async () => {
-      const response = await this.sendAuthorized(path, shown, options.signal);
-      if (response.status === 200 || options.accept?.includes(response.status)) {
-        return options.read(response, this.tokens.secrets());
-      }
-      const detail = serverMessage(response.body, this.tokens.secrets());
-      throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
-    });
+    const stop = this.options.signal;
+    if (stop?.aborted) throw interrupted(shown, stop.reason);
+    const budget = new RetryBudget(this.options.retry);
+    const signals = [stop, options.signal].filter((s) => s !== undefined);
+    const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
+    const context = { budget, logger: this.options.logger, signal };
+    try {
+      return await withRetry(context, async () => {
+        const response = await this.sendAuthorized(path, shown, budget, signal);
+        if (response.status === 200 || options.accept?.includes(response.status)) {
+          return options.read(response, this.tokens.secrets());
+        }
+        const detail = serverMessage(response.body, this.tokens.secrets());
+        throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
+      });
+    } catch (error) {
+      if (stop?.aborted) throw interrupted(shown, error);
+      throw error;
+    }
   }
 
   /**
@@ -44,6 +62,7 @@ export class AuthorizedRequests {
   private async sendAuthorized(
     path: string,
     shown: string,
+    budget: RetryBudget,
     signal: AbortSignal | undefined,
   ): Promise<HttpResponse> {
     const send = (token: string) =>
@@ -52,19 +71,24 @@ export class AuthorizedRequests {
         path,
         headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
         signal,
+        deadline: budget.deadline,
       });
-    let token = await this.tokens.accessToken();
+    let token = await this.tokens.accessToken(budget);
     let response = await send(token);
     if (response.status !== 401) return response;
-    token = await this.tokens.afterRefusal(token);
+    token = await this.tokens.afterRefusal(token, budget);
     response = await send(token);
     if (response.status !== 401) return response;
-    token = await this.tokens.afterSecondRefusal(token);
+    token = await this.tokens.afterSecondRefusal(token, budget);
     response = await send(token);
     if (response.status !== 401) return response;
     throw new CredentialsError(
-      `${shown} was refused with HTTP 401 even with a token freshly issued for the shop owner (MARKETPLACE_USERNAME).`,
+      `${shown} was refused with HTTP 401 even with a token freshly issued for the shop owner (${this.options.settingNames.username}).`,
       401,
     );
   }
+}
+
+function interrupted(shown: string, cause: unknown): InterruptedError {
+  return new InterruptedError(`${shown} was stopped: shop-sync was asked to stop.`, { cause });
 }

@@ -1,17 +1,31 @@
 import type { Item } from '../domain/item.js';
 import { ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { TokenManager } from './auth.js';
+import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
-import { HttpClient, type HttpResponse, type HttpTimeouts } from './http.js';
+import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import { type ItemPage, type PageReadOptions, readPages } from './items.js';
-import { PAST_END_STATUSES, readListingBody } from './listing-body.js';
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  type ItemPage,
+  type PageReadOptions,
+  type PageRequest,
+  readPages,
+  singlePage,
+} from './items.js';
+import {
+  PAST_END_STATUSES,
+  PUSHBACK_STATUSES,
+  parseJsonBody,
+  type RawPage,
+  readListingBody,
+} from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
-import { DEFAULT_RETRY, type RetryOptions, TransientError } from './retry.js';
+import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import type { TokenStore } from './token-store.js';
 
+export type { SettingNames } from './auth.js';
 export type { ItemPage } from './items.js';
 export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
 export type { RetryOptions } from './retry.js';
@@ -29,7 +43,19 @@ export interface MarketplaceOptions {
   readonly retry?: Partial<RetryOptions>;
   readonly tokenStore?: TokenStore;
   readonly logger?: Logger;
+  /** Client-wide stop: reaches HTTP requests, retry sleeps and token renewals; once aborted every
+   * pending and later call rejects with InterruptedError. */
+  readonly signal?: AbortSignal;
+  readonly events?: MarketplaceEvents;
+  /** The credential settings as the user wrote them, named by messages about rejected credentials. */
+  readonly settingNames?: SettingNames;
+  /** Requests in flight at most (SYNC_MAX_IN_FLIGHT): the connection pool allows that many and one for a login. */
+  readonly maxInFlight?: number;
 }
+
+/** What the client saw, for metrics: every marketplace response status ('network' for a failure
+ * without one) and every token obtained, by grant. */
+export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
 export type ReadItemsQuery = ListingQuery & PageReadOptions;
 
@@ -37,15 +63,23 @@ export type ReadItemsQuery = ListingQuery & PageReadOptions;
 export class MarketplaceClient {
   private readonly http: HttpClient;
   private readonly requests: AuthorizedRequests;
+  private readonly baseUrlSetting: string;
+  private readonly maxInFlight: number;
 
   constructor(options: MarketplaceOptions) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
+    const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
+    this.baseUrlSetting = settingNames.baseUrl;
     this.http = new HttpClient({
       baseUrl: options.baseUrl,
       allowInsecure: options.allowInsecure,
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
+      connections: this.maxInFlight + 1,
+      events: options.events,
+      baseUrlSetting: settingNames.baseUrl,
     });
     const tokens = new TokenManager({
       http: this.http,
@@ -55,27 +89,49 @@ export class MarketplaceClient {
         username: options.username,
         password: options.password,
       },
-      retry,
       logger,
       store: options.tokenStore,
+      signal: options.signal,
+      events: options.events,
+      settingNames,
     });
-    this.requests = new AuthorizedRequests(this.http, tokens, retry, logger);
+    this.requests = new AuthorizedRequests(this.http, tokens, {
+      retry,
+      logger,
+      signal: options.signal,
+      settingNames,
+    });
   }
 
-  /** The shop's items from `startPage` to the first empty page; see `readPages` for the guarantees. */
+  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. Up to
+   * `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, concurrency, maxPages, ...listing } = query;
+    const { startPage, maxInFlight, maxPages, ...listing } = query;
     validateListingQuery(listing);
-    const fetchPage = (page: number, signal: AbortSignal, first: boolean) => {
-      const path = listingPath(listing, page);
-      const shown = `GET ${sanitizeUrl(path)}`;
-      return this.requests.get(path, {
-        signal,
-        accept: first ? [] : PAST_END_STATUSES,
-        read: (response, secrets) => readListingBody(response, { shown, mayEnd: !first, secrets }),
-      });
-    };
-    return readPages(fetchPage, { startPage, concurrency, maxPages });
+    return readPages((page, request) => this.listingPage(listing, page, request), {
+      startPage,
+      maxInFlight: maxInFlight ?? this.maxInFlight,
+      maxPages,
+      pageSize: listing.perPage,
+    });
+  }
+
+  /** Page 1 of the listing as the server serves it, in one authorised read (no re-reads, no read-ahead):
+   * what `check` shows to prove settings and credentials. */
+  async firstPage(query: ListingQuery = {}): Promise<ItemPage> {
+    validateListingQuery(query);
+    return singlePage(1, await this.listingPage(query, 1, { first: true }));
+  }
+
+  private listingPage(listing: ListingQuery, page: number, request: PageRequest): Promise<RawPage> {
+    const path = listingPath(listing, page);
+    const shown = `GET ${sanitizeUrl(path)}`;
+    return this.requests.get(path, {
+      signal: request.signal,
+      accept: request.first ? PUSHBACK_STATUSES : [...PAST_END_STATUSES, ...PUSHBACK_STATUSES],
+      read: (response, secrets) =>
+        readListingBody(response, { shown, mayEnd: !request.first, secrets, pushedBack: request.pushedBack }),
+    });
   }
 
   /**
@@ -88,7 +144,7 @@ export class MarketplaceClient {
     if (path === undefined) {
       const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });
       throw new ProtocolError(
-        `Refusing to fetch ${shownUrl}: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,
+        `Refusing to fetch ${shownUrl}: it is not below ${this.baseUrlSetting}, and the token must not be sent elsewhere.`,
       );
     }
     const shown = `GET ${sanitizeUrl(path)}`;
@@ -102,16 +158,7 @@ export class MarketplaceClient {
 
 function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    throw new TransientError(
-      shown,
-      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
-    );
-  }
-  const result = normaliseItem(json, response.body.trim(), 0);
+  const result = normaliseItem(parseJsonBody(response, shown), response.body.trim(), 0);
   if (!result.ok)
     throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
   return result.item;

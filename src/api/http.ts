@@ -2,19 +2,24 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
 import { ApiError, ConfigError } from '../errors.js';
-import { TransientError } from './retry.js';
+import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 
 export interface HttpTimeouts {
   readonly connectMs: number;
   readonly headersMs: number;
+  /** Between two chunks of the body (undici's bodyTimeout). */
   readonly bodyMs: number;
+  /** The whole of one attempt, connecting to the last byte of the body: a server that drips its
+   * body one byte at a time never trips `bodyMs`. */
+  readonly totalMs: number;
 }
 
 export const DEFAULT_TIMEOUTS: HttpTimeouts = Object.freeze({
   connectMs: 10_000,
   headersMs: 30_000,
   bodyMs: 30_000,
+  totalMs: 60_000,
 });
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
@@ -26,6 +31,14 @@ export interface HttpOptions {
   readonly maxResponseBytes?: number;
   /** Sockets kept open to the marketplace; read-ahead uses one per page in flight. */
   readonly connections?: number;
+  readonly events?: HttpEvents;
+  /** The base URL's setting as the user wrote it, for messages. */
+  readonly baseUrlSetting?: string;
+}
+
+/** What the marketplace answered, for metrics: each status as it arrives, or 'network' for a failure without one. */
+export interface HttpEvents {
+  response?(status: number | 'network'): void;
 }
 
 export interface HttpRequest {
@@ -35,6 +48,8 @@ export interface HttpRequest {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly signal?: AbortSignal;
+  /** Epoch milliseconds the attempt must end by (the retry budget's end); the total timeout applies too. */
+  readonly deadline?: number;
 }
 
 export interface HttpResponse {
@@ -45,34 +60,37 @@ export interface HttpResponse {
 
 /**
  * The marketplace's base URL, refused when it would send passwords and tokens in clear text to a host
- * other than this machine.
+ * other than this machine. `names` are the settings as the user wrote them (`shops.north.base_url` in a
+ * config file).
  */
-export function validateBaseUrl(baseUrl: string, allowInsecure = false): URL {
+export function validateBaseUrl(
+  baseUrl: string,
+  allowInsecure = false,
+  names: { baseUrl: string; allowInsecure: string } = {
+    baseUrl: 'MARKETPLACE_BASE_URL',
+    allowInsecure: 'MARKETPLACE_ALLOW_INSECURE=1',
+  },
+): URL {
+  const setting = names.baseUrl;
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL is not a valid URL: ${sanitizeUrl(baseUrl)}`,
-    );
+    throw new ConfigError(setting, `${setting} is not a valid URL: ${sanitizeUrl(baseUrl)}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL must be an https: URL, not ${url.protocol}`,
-    );
+    throw new ConfigError(setting, `${setting} must be an https: URL, not ${url.protocol}`);
   }
   if (url.username || url.password) {
     throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      'MARKETPLACE_BASE_URL must not contain a user name or password; use MARKETPLACE_CLIENT_ID and friends',
+      setting,
+      `${setting} must not contain a user name or password; use the client id and password settings`,
     );
   }
   if (url.protocol === 'http:' && !allowInsecure && !isLoopback(url.hostname)) {
     throw new ConfigError(
-      'MARKETPLACE_BASE_URL',
-      `MARKETPLACE_BASE_URL must use https: (got ${url.origin}); set MARKETPLACE_ALLOW_INSECURE=1 to allow clear text`,
+      setting,
+      `${setting} must use https: (got ${url.origin}); set ${names.allowInsecure} to allow clear text`,
     );
   }
   return url;
@@ -94,6 +112,9 @@ export class HttpClient {
   private readonly basePath: string;
   private readonly pool: Pool;
   private readonly maxResponseBytes: number;
+  private readonly totalMs: number;
+  private readonly events: HttpEvents;
+  private readonly baseUrlSetting: string;
   private closing: Promise<void> | undefined;
 
   constructor(options: HttpOptions) {
@@ -101,6 +122,9 @@ export class HttpClient {
     this.basePath = this.baseUrl.pathname.replace(/\/+$/, '');
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.totalMs = timeouts.totalMs;
+    this.events = options.events ?? {};
+    this.baseUrlSetting = options.baseUrlSetting ?? 'MARKETPLACE_BASE_URL';
     this.pool = new Pool(this.baseUrl.origin, {
       connections: options.connections ?? 8,
       connectTimeout: timeouts.connectMs,
@@ -132,30 +156,67 @@ export class HttpClient {
     return `${target.pathname.slice(this.basePath.length)}${target.search}`;
   }
 
+  /**
+   * One attempt, ended with a TransientError when it outlasts `timeouts.totalMs` or `request.deadline`,
+   * whichever comes first.
+   */
   async request(request: HttpRequest): Promise<HttpResponse> {
     const shown = `${request.method} ${sanitizeUrl(request.path)}`;
+    const limitMs = Math.max(
+      1,
+      Math.min(this.totalMs, (request.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
+    );
+    const overdue = new AbortController();
+    const timer = setTimeout(() => overdue.abort(new Error('deadline')), limitMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, overdue.signal]) : overdue.signal;
+    let status: number | undefined;
     try {
       const response = await this.pool.request({
         method: request.method,
         path: `${this.basePath}${request.path}`,
         headers: request.headers,
         body: request.body,
-        signal: request.signal,
+        signal,
       });
+      status = response.statusCode;
+      this.events.response?.(status);
       const body = await response.body.text();
-      if (response.statusCode >= 300 && response.statusCode < 400) {
-        const location = response.headers.location;
-        const where = typeof location === 'string' ? ` to ${sanitizeUrl(location, { pathOnly: false })}` : '';
-        throw new ApiError(
-          `${shown} was redirected (HTTP ${response.statusCode})${where}; redirects are not followed so that credentials stay with MARKETPLACE_BASE_URL`,
-          false,
-          response.statusCode,
+      if (status >= 300 && status < 400) throw this.redirected(request, shown, status, response.headers);
+      return { status, headers: response.headers, body };
+    } catch (error) {
+      const stopped = request.signal?.aborted === true;
+      if (status === undefined && !stopped) this.events.response?.('network');
+      if (overdue.signal.aborted && !stopped) {
+        throw new TransientError(
+          shown,
+          `the response was not complete within the ${seconds(limitMs)} deadline of one attempt`,
+          undefined,
+          undefined,
+          { cause: error },
         );
       }
-      return { status: response.statusCode, headers: response.headers, body };
-    } catch (error) {
       throw this.translate(error, shown);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** Where a redirect pointed, resolved against the request's URL as a browser would, and sanitised. */
+  private redirected(
+    request: HttpRequest,
+    shown: string,
+    status: number,
+    headers: IncomingHttpHeaders,
+  ): ApiError {
+    const location = headers.location;
+    const requested = new URL(`${this.basePath}${request.path}`, this.baseUrl.origin);
+    const target = typeof location === 'string' ? URL.parse(location, requested.href) : null;
+    const where = target ? ` to ${sanitizeUrl(target, { pathOnly: false })}` : '';
+    return new ApiError(
+      `${shown} was redirected (HTTP ${status})${where}; redirects are not followed so that credentials stay with ${this.baseUrlSetting}`,
+      false,
+      status,
+    );
   }
 
   /** Closes the pool once; later calls wait for the same close. */

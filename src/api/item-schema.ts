@@ -9,10 +9,15 @@ import { topLevelNumberLiterals } from './json-number-literals.js';
  * from it (flags and counts as strings, empty strings for absent prices), and normalised to `Item`.
  */
 
+/** A price: an exact decimal that is not negative (a negative price is a broken record, not a sale). */
 const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decimal => {
   const parsed = parseDecimal(value);
   if (parsed === undefined) {
     ctx.addIssue({ code: 'custom', message: `not a decimal number: ${JSON.stringify(value).slice(0, 40)}` });
+    return z.NEVER;
+  }
+  if (parsed.startsWith('-')) {
+    ctx.addIssue({ code: 'custom', message: `a price cannot be negative: ${parsed}` });
     return z.NEVER;
   }
   return parsed;

@@ -1,14 +1,17 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../domain/item.js';
 import { ProtocolError, UsageError } from '../errors.js';
-import { normaliseItem, readableId } from './item-schema.js';
+import { normaliseItem } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
+import { PageReadings, type Received, receivedOf } from './page-readings.js';
+import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
 
 /**
- * One page of the listing. Each id reaches the consumer once per reading: an element whose id was already
- * read (the listing moved while being read) is left out of `items` and `invalid` and counted in
- * `duplicates`. `received` counts every element the server sent, so
- * `received = items.length + invalid.length + duplicates`.
+ * One page of the listing: every id of every reading of it, once. An element whose id one of the two
+ * pages before already yielded (the listing moved while being read) is left out of `items` and
+ * `invalid` and counted in `duplicates`; ids further back are not remembered (memory stays bounded),
+ * so a consumer that must count each id once keys on it. `received = items.length + invalid.length +
+ * duplicates`; `rereads` is how many extra readings of the page were made to confirm it.
  */
 export interface ItemPage {
   readonly page: number;
@@ -16,144 +19,239 @@ export interface ItemPage {
   readonly invalid: InvalidItem[];
   readonly received: number;
   readonly duplicates: number;
+  readonly rereads: number;
 }
 
 export interface PageReadOptions {
   /** The first page to read (1-based); a resumed run starts after its checkpoint. */
   readonly startPage?: number;
-  /** Pages requested ahead of the one being consumed; 1 reads strictly one page after another. */
-  readonly concurrency?: number;
+  /** The most listing requests in flight at once (read-ahead and re-reads); 1 reads one page at a time. */
+  readonly maxInFlight?: number;
   /** Pages read before giving up on ever seeing the end. */
   readonly maxPages?: number;
+  /** The `per_page` asked for, if any: a page that long is whole whatever the other pages hold. */
+  readonly pageSize?: number;
 }
 
 export const DEFAULT_MAX_PAGES = 100_000;
-export const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_MAX_IN_FLIGHT = 8;
+/** Readings of a page beyond the first before its union is taken as it stands (a listing that moves on
+ * every request never answers the same twice). */
+const MAX_REREADS = 5;
 
-/** Fetches one page; `first` is the reading's first page, the only one that cannot mark the end by
- * answering something other than a list (see PAST_END_STATUSES). */
-export type FetchPage = (page: number, signal: AbortSignal, first: boolean) => Promise<RawPage>;
+export interface PageRequest {
+  readonly signal?: AbortSignal;
+  /** The reading's first page: the only one that cannot mark the end by answering something other than
+   * a list (see PAST_END_STATUSES). */
+  readonly first: boolean;
+  /** Called when the server pushes back (429, 5xx), before the request is retried. */
+  readonly pushedBack?: () => void;
+}
 
-type Settled = { ok: true; page: RawPage } | { ok: false; error: unknown };
+export type FetchPage = (page: number, request: PageRequest) => Promise<RawPage>;
 
 /**
- * Reads pages from `startPage` until the first EMPTY page (a short page proves nothing: servers cap
- * `per_page` and shorten pages mid-listing) or the first repeat of a short last page (a server that
- * clamps `page`), yielding them in order. Up to `concurrency` pages are in
- * flight; memory is bounded by that window plus the set of ids read so far.
+ * Reads pages from `startPage` to the end of the listing, yielding them in order. Nothing about one
+ * answer is believed on its own:
+ * - a page is held back until its successor is known; a page that may be short (see `mayBeShort`) and
+ *   is followed by a non-empty page is read again until two readings agree (a server may leave out the
+ *   last items of one answer), and the page yields every id of every reading;
+ * - when the listing moved while a page was read (see `ListingGuard.moved`), every page already
+ *   requested after it is read once more: the server may have answered them before the move;
+ * - an empty page (or a 404 or 204 after the first page) is asked again, and the last page read again,
+ *   before the end is believed; a server that repeats a short last page for every later page (it clamps
+ *   `page`) ends there too, and one that ignores `page` fails.
+ * Up to `maxInFlight` requests are in flight, the read-ahead window adapting between 1 and that.
  */
 export async function* readPages(
   fetchPage: FetchPage,
   options: PageReadOptions = {},
 ): AsyncGenerator<ItemPage> {
   const startPage = options.startPage ?? 1;
-  const window = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
-  checkOptions(startPage, window, maxPages);
+  checkOptions(startPage, maxInFlight, maxPages);
   const lastPage = startPage + maxPages - 1;
   const abort = new AbortController();
-  // Each page in flight listens for the abort twice (its request and its retry wait).
-  setMaxListeners(Math.max(10, window * 2 + 2), abort.signal);
-  const inFlight: Promise<Settled>[] = [];
-  const guard = new RepeatGuard();
-  let next = startPage;
-  const fill = () => {
-    while (inFlight.length < window && next <= lastPage) {
-      inFlight.push(
-        fetchPage(next, abort.signal, next === startPage).then(
-          (page): Settled => ({ ok: true, page }),
-          (error: unknown): Settled => ({ ok: false, error }),
-        ),
-      );
-      next += 1;
-    }
-  };
+  // Each request in flight listens for the abort twice (its request and its retry wait).
+  setMaxListeners(Math.max(10, maxInFlight * 2 + 2), abort.signal);
+  const window = new AdaptiveWindow(maxInFlight);
+  const slots = new Slots(maxInFlight);
+  const request = (page: number): PageRequest => ({
+    signal: abort.signal,
+    first: page === startPage,
+    pushedBack: () => window.shrink(),
+  });
+  const fetch = (page: number) => slots.run(() => fetchPage(page, request(page)));
+  const read = async (page: number) => receivedOf(await fetch(page));
+  const ahead = new ReadAhead(fetch, startPage, lastPage, window);
+  const guard = new ListingGuard(options.pageSize);
+  let held: PageReadings | undefined;
+  /** Pages up to this one are read once more: they may have been served before the listing moved. */
+  let rereadThrough = 0;
   try {
-    for (let page = startPage; ; page += 1) {
-      fill();
-      const head = inFlight.shift();
-      if (!head) {
+    for (;;) {
+      const next = await ahead.take();
+      if (!next) {
         throw new ProtocolError(
           `The listing had no empty page after ${maxPages} pages (pages ${startPage}..${lastPage}); stopped rather than read forever.`,
         );
       }
-      const settled = await head;
-      if (!settled.ok) throw settled.error;
-      if (settled.page.elements.length === 0) return;
-      const result = guard.read(page, settled.page);
-      if (result === undefined) return;
-      fill();
-      yield result;
+      let reading = receivedOf(next.raw);
+      const reasked = reading.length === 0;
+      if (reasked) reading = await askAgain(next.page, held, read, guard);
+      if (reading.length === 0 || (held && guard.endsAtRepeat(next.page, reading, held))) {
+        if (held) yield guard.finish(held.add(reading));
+        return;
+      }
+      guard.measure(reading.length);
+      if (held) {
+        if (guard.mayBeShort(held)) await confirm(held, read, guard);
+        if (guard.moved(held)) rereadThrough = Math.max(rereadThrough, ahead.requested);
+        yield guard.finish(held);
+      }
+      held = new PageReadings(next.page, reading);
+      if (reasked) held.rereads += 1;
+      if (held.page <= rereadThrough) await rereadOnce(held, read);
     }
   } finally {
     abort.abort();
-    await Promise.all(inFlight);
+    await ahead.drain();
   }
-}
-
-function checkOptions(startPage: number, window: number, maxPages: number): void {
-  const positive = (n: number) => Number.isInteger(n) && n >= 1;
-  if (!positive(startPage)) throw new UsageError(`startPage must be a positive integer, got ${startPage}`);
-  if (!positive(window)) throw new UsageError(`concurrency must be a positive integer, got ${window}`);
-  if (!positive(maxPages)) throw new UsageError(`maxPages must be a positive integer, got ${maxPages}`);
 }
 
 /**
- * Normalises pages, drops ids already read, and stops a server that ignores `page`: such a server
- * serves the same items again and again, which would otherwise be read until the page cap. A page made
- * only of ids already read can happen once when many items are inserted while reading; the same ids as
- * the page before, or two such pages in a row, cannot. The one exception is a server that clamps `page`
- * to its last page: it repeats that page, which is shorter than the pages before it, past the end.
+ * Asks for an empty `page` again, confirming the page before it (`held`) meanwhile. When the listing
+ * moved while `held` was read again, whatever that pushed out lands on `page`: asked once more.
  */
-class RepeatGuard {
-  private readonly seen = new Set<string>();
-  private previousIds: string[] = [];
-  private largestPage = 0;
+async function askAgain(
+  page: number,
+  held: PageReadings | undefined,
+  read: (page: number) => Promise<Received[]>,
+  guard: ListingGuard,
+): Promise<Received[]> {
+  const [again] = await Promise.all([read(page), held && confirm(held, read, guard)]);
+  return again.length === 0 && held && guard.moved(held) ? read(page) : again;
+}
+
+async function rereadOnce(held: PageReadings, read: (page: number) => Promise<Received[]>): Promise<void> {
+  held.rereads += 1;
+  held.add(await read(held.page));
+}
+
+/**
+ * Reads `held` again until two readings in a row agree. A short page is read at least twice more: two
+ * answers that leave out the same items are rarer than one, and any whole answer among them is kept.
+ */
+async function confirm(
+  held: PageReadings,
+  read: (page: number) => Promise<Received[]>,
+  guard: ListingGuard,
+): Promise<void> {
+  const minimum = guard.mayBeShort(held) ? 2 : 1;
+  for (let n = 1; n <= MAX_REREADS; n += 1) {
+    held.rereads += 1;
+    if (held.add(await read(held.page)).agrees && n >= minimum) return;
+  }
+}
+
+function checkOptions(startPage: number, maxInFlight: number, maxPages: number): void {
+  const positive = (n: number) => Number.isInteger(n) && n >= 1;
+  if (!positive(startPage)) throw new UsageError(`startPage must be a positive integer, got ${startPage}`);
+  if (!positive(maxInFlight))
+    throw new UsageError(`maxInFlight must be a positive integer, got ${maxInFlight}`);
+  if (!positive(maxPages)) throw new UsageError(`maxPages must be a positive integer, got ${maxPages}`);
+}
+
+/** One page as the server answered it, with no other page to compare it with (for `check`). */
+export function singlePage(page: number, raw: RawPage): ItemPage {
+  return new ListingGuard().finish(new PageReadings(page, receivedOf(raw)));
+}
+
+/**
+ * Remembers the ids of the last two pages yielded (no more: memory stays bounded), drops their repeats,
+ * and tells a server that clamps `page` to its last page (it repeats that page, shorter than the pages
+ * before it, past the end) from one that ignores `page` (it serves the same items again and again, which
+ * would otherwise be read until the page cap). A page made only of ids just read happens when items are
+ * inserted while reading, twice in a row when pages hold one or two items; the same ids as the page
+ * before (more than one), or three such pages in a row, cannot.
+ */
+class ListingGuard {
+  private recent: ReadonlySet<string>[] = [];
   private repeatedPages = 0;
+  private largest = 0;
+  /** Pages of the largest size seen: two of them make it the server's page size. */
+  private largestPages = 0;
 
-  /** The page normalised, or undefined when it repeats the short last page and so ends the listing. */
-  read(page: number, raw: RawPage): ItemPage | undefined {
-    const ids = raw.elements.map((element, index) => readableId(element, raw.texts[index] ?? ''));
-    const known = ids.filter((id): id is string => id !== null);
-    const allSeen = known.length === ids.length && known.every((id) => this.seen.has(id));
-    if (allSeen && this.repeatsShortLastPage(known)) return undefined;
-    if (allSeen) this.failIfLooping(page, known);
-    else this.repeatedPages = 0;
-    this.previousIds = known;
-    this.largestPage = Math.max(this.largestPage, ids.length);
-    return this.normalise(page, raw, ids);
+  constructor(private readonly pageSize?: number) {}
+
+  measure(size: number): void {
+    if (size > this.largest) {
+      this.largest = size;
+      this.largestPages = 0;
+    }
+    if (size === this.largest) this.largestPages += 1;
   }
 
-  private repeatsShortLastPage(ids: string[]): boolean {
-    const previous = this.previousIds;
-    return previous.length < this.largestPage && ids.join('\n') === previous.join('\n');
+  /**
+   * Whether `held` may hold fewer items than the server's page size: it is shorter than the largest page
+   * seen, or that size is not yet known (seen on fewer than two pages, and below the `per_page` asked).
+   */
+  mayBeShort(held: PageReadings): boolean {
+    if (held.size < this.largest) return true;
+    return this.largestPages < 2 && (this.pageSize === undefined || held.size < this.pageSize);
   }
 
-  private failIfLooping(page: number, ids: string[]): void {
+  /** Whether `reading` (of `page`, after `held`) repeats the short last page, and so ends the listing. */
+  endsAtRepeat(page: number, reading: readonly Received[], held: PageReadings): boolean {
+    const ids = reading.map((received) => received.id);
+    const allSeen = ids.every(
+      (id) => id !== null && (held.has(id) || this.recent.some((set) => set.has(id))),
+    );
+    if (!allSeen) {
+      this.repeatedPages = 0;
+      return false;
+    }
+    const latest = held.latestIds;
+    const sameAsHeld = ids.length === latest.length && ids.every((id, i) => id === latest[i]);
+    if (sameAsHeld && held.size < this.largest) return true;
     this.repeatedPages += 1;
-    const sameAsBefore = ids.length > 1 && ids.join('\n') === this.previousIds.join('\n');
-    if (sameAsBefore || this.repeatedPages >= 2) {
+    if ((sameAsHeld && ids.length > 1) || this.repeatedPages >= 3) {
       throw new ProtocolError(
         `The marketplace served page ${page} with only items already read (${ids.length} of them); it seems to ignore the page parameter, so the listing cannot be read completely.`,
       );
     }
+    return false;
   }
 
-  private normalise(page: number, raw: RawPage, ids: (string | null)[]): ItemPage {
+  /**
+   * Whether the listing moved while `held` was read: its readings disagree beyond a lost tail, or it
+   * repeats ids of the pages before it (items inserted ahead of it pushed them here). A page after it
+   * that the server answered before the move then misses what the move pushed out of `held`.
+   */
+  moved(held: PageReadings): boolean {
+    if (held.moved()) return true;
+    for (const id of held.ids()) if (this.recent.some((set) => set.has(id))) return true;
+    return false;
+  }
+
+  finish(held: PageReadings): ItemPage {
     const items: Item[] = [];
     const invalid: InvalidItem[] = [];
+    const ids = new Set<string>();
     let duplicates = 0;
-    raw.elements.forEach((element, index) => {
-      const id = ids[index] ?? null;
-      if (id !== null && this.seen.has(id)) {
+    const elements = held.elements();
+    for (const { id, element, text } of elements) {
+      if (id !== null && this.recent.some((set) => set.has(id))) {
         duplicates += 1;
-        return;
+        continue;
       }
-      if (id !== null) this.seen.add(id);
-      const result = normaliseItem(element, raw.texts[index] ?? '', page);
+      if (id !== null) ids.add(id);
+      const result = normaliseItem(element, text, held.page);
       if (result.ok) items.push(result.item);
       else invalid.push(result.invalid);
-    });
-    return { page, items, invalid, received: raw.elements.length, duplicates };
+    }
+    this.recent = [this.recent.at(-1) ?? new Set(), ids];
+    return { page: held.page, items, invalid, received: elements.length, duplicates, rereads: held.rereads };
   }
 }

@@ -1,8 +1,8 @@
 import { ProtocolError } from '../errors.js';
 import type { HttpResponse } from './http.js';
 import { arrayElementTexts } from './json-array.js';
-import { TransientError } from './retry.js';
-import { serverMessageField } from './server-message.js';
+import { failedResponse, isRetryableStatus, TransientError } from './retry.js';
+import { serverMessage, serverMessageField } from './server-message.js';
 
 /** A listing page as received: each element parsed, and its source text for `raw`. */
 export interface RawPage {
@@ -16,32 +16,51 @@ export interface RawPage {
  */
 export const PAST_END_STATUSES: readonly number[] = [204, 404];
 
+/** Statuses by which the server pushes back (every retryable one): the listing reader sees them, to
+ * slow its read-ahead, and then fails the attempt exactly as any other request would. */
+export const PUSHBACK_STATUSES: readonly number[] = Array.from({ length: 600 }, (_, status) => status).filter(
+  isRetryableStatus,
+);
+
 export interface ListingBodyContext {
   /** The request as shown in messages, already sanitised. */
   readonly shown: string;
   /** Whether the page follows a page with items, so that an answer with no list can be the end. */
   readonly mayEnd: boolean;
   readonly secrets: readonly string[];
+  /** Called on a PUSHBACK_STATUSES answer, before it fails the attempt. */
+  readonly pushedBack?: () => void;
 }
 
 const NO_ITEMS: RawPage = Object.freeze({ elements: [], texts: [] });
 
 /**
- * A listing answer as a RawPage. A 200 body that is not JSON was cut short or garbled on the way (a
- * dropped connection can still look like a complete response), so it is worth fetching again; valid
+ * A 200 body as JSON. A body that is not JSON was cut short or garbled on the way (a dropped connection
+ * can still look like a complete response), so it is worth fetching again: a TransientError.
+ */
+export function parseJsonBody(response: HttpResponse, shown: string): unknown {
+  try {
+    return JSON.parse(response.body);
+  } catch {
+    throw new TransientError(
+      shown,
+      `the ${response.body.length}-character HTTP ${response.status} body is not complete JSON`,
+    );
+  }
+}
+
+/**
+ * A listing answer as a RawPage. A body that is not JSON is worth fetching again (parseJsonBody); valid
  * JSON that is not an array is the server breaking the protocol, and is not.
  */
 export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
-  if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    throw new TransientError(
-      context.shown,
-      `the ${response.body.length}-character HTTP 200 body is not complete JSON`,
-    );
+  if (isRetryableStatus(response.status)) {
+    context.pushedBack?.();
+    const detail = serverMessage(response.body, context.secrets);
+    throw failedResponse(context.shown, response.status, detail, response.headers['retry-after']);
   }
+  if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
+  const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
   const texts = arrayElementTexts(response.body);
   if (texts.length !== json.length) {

@@ -24,7 +24,8 @@ export interface ListingQuery {
   readonly filterEncoding?: FilterEncoding;
 }
 
-const Filters = z.strictObject({
+/** The filters' schema, shared with the configuration loader: a bad filter fails at start-up. */
+export const listingFiltersSchema = z.strictObject({
   category_ids: z
     .union([
       z.array(z.number().int().nonnegative()),
@@ -48,14 +49,15 @@ const Filters = z.strictObject({
     .optional(),
 });
 
+export const listingLocaleSchema = z
+  .string()
+  .regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, 'must be a language code such as en or it');
+
 const Query = z.object({
   perPage: z.number().int().positive().optional(),
   order: z.string().min(1).optional(),
-  locale: z
-    .string()
-    .regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, 'must be a language code such as en or it')
-    .optional(),
-  filters: Filters.optional(),
+  locale: listingLocaleSchema.optional(),
+  filters: listingFiltersSchema.optional(),
   filterEncoding: z.enum(['brackets', 'dots']).optional(),
 });
 

@@ -2,24 +2,15 @@
  * Error messages and log lines name the request that failed and quote what the server said; neither may
  * carry a secret. These helpers strip credentials from URLs and bodies before they are shown anywhere.
  */
+import { REDACTED, SECRET_NAMES, SECRET_QUERY_PARAMS } from '../secrets.js';
 
-const SECRET_PARAMS = new Set([
-  'access_token',
-  'refresh_token',
-  'password',
-  'client_secret',
-  'token',
-  'code',
-  'api_key',
-  'apikey',
-]);
-
-const SECRET_JSON_FIELD =
-  /("(?:access_token|refresh_token|password|client_secret|token|authorization)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
-const SECRET_FORM_FIELD = /\b(access_token|refresh_token|password|client_secret|token)=[^&\s"]*/gi;
+const SECRET_PARAMS = new Set(SECRET_QUERY_PARAMS.map((name) => name.toLowerCase()));
+const NAMES = SECRET_NAMES.join('|');
+const SECRET_JSON_FIELD = new RegExp(`("(?:${NAMES})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'gi');
+const SECRET_FORM_FIELD = new RegExp(`\\b(${NAMES})=[^&\\s"]*`, 'gi');
 const BEARER = /\b(Bearer)\s+[^\s"',]+/gi;
 
-export const REDACTED = '[redacted]';
+export { REDACTED };
 
 /** The URL without userinfo and with secret query parameters blanked, e.g. `/v1/x?page=3`. */
 export function sanitizeUrl(url: string | URL, { pathOnly = true }: { pathOnly?: boolean } = {}): string {

@@ -16,8 +16,8 @@ export interface StoredToken {
 export interface TokenStore {
   get(): Promise<StoredToken | undefined>;
   set(token: StoredToken): Promise<void>;
-  /** Runs `fn` while no other renewal of this store runs. */
-  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` while no other renewal of this store runs; `signal` gives up the wait (rejecting with its reason). */
+  withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 /** The token store of a single process (a one-off `sync`). */
@@ -33,12 +33,26 @@ export class MemoryTokenStore implements TokenStore {
     this.token = token;
   }
 
-  withLock<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn, fn);
+  withLock<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let started = false;
+    // A caller that gave up waiting does not run when its turn comes; once running, `fn` answers for itself.
+    const turn = () => {
+      signal?.throwIfAborted();
+      started = true;
+      return fn();
+    };
+    const run = this.tail.then(turn, turn);
     this.tail = run.then(
       () => undefined,
       () => undefined,
     );
-    return run;
+    if (!signal) return run;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        if (!started) reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      run.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 }

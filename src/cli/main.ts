@@ -1,11 +1,16 @@
+import { constants } from 'node:os';
 import type { CliIO } from './io.js';
 import { run } from './program.js';
 
 /** The process edge: signals become an abort, the command's outcome becomes the exit status. */
 function main(): void {
   const controller = new AbortController();
+  let received: NodeJS.Signals | undefined;
+  // Shells expect 128 + the signal's number from a command a signal stopped (130 for Ctrl-C).
+  const signalled = () => 128 + (received ? constants.signals[received] : 0);
   const onSignal = (signal: NodeJS.Signals) => {
-    if (controller.signal.aborted) process.exit(130);
+    if (controller.signal.aborted) process.exit(signalled());
+    received = signal;
     controller.abort(new Error(`received ${signal}`));
   };
   process.on('SIGINT', onSignal);
@@ -29,7 +34,7 @@ function main(): void {
       if (code === 0 && stdoutError) {
         process.stderr.write(`shop-sync: cannot write to standard output: ${stdoutError.message}\n`);
         process.exitCode = 1;
-      } else process.exitCode = code;
+      } else process.exitCode = code !== 0 && received ? signalled() : code;
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     },

@@ -1,18 +1,34 @@
 import { Command, CommanderError } from 'commander';
 import { ShopSyncError } from '../errors.js';
-import { commandList } from './commands/index.js';
+import { commandList, REDIS_COMMANDS } from './commands/index.js';
+import { HELP_EXAMPLES } from './help.js';
 import { type CliIO, writeLine } from './io.js';
+import { packageVersion } from './version.js';
 
 const EXIT_USAGE = 2;
 const EXIT_FAILED = 1;
 
-export function buildProgram(io: CliIO): Command {
+/**
+ * The program for one command line. The command it names is built in full; a Redis command it does
+ * not name is listed by its summary only, so that BullMQ is loaded only by the commands that use it.
+ */
+export async function buildProgram(io: CliIO, argv: readonly string[] = []): Promise<Command> {
   const program = new Command('shop-sync')
     .description('Sync a marketplace shop into SQLite snapshots, diff them, and write CSV and SQLite feeds.')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .enablePositionalOptions();
-  for (const command of commandList(io)) program.addCommand(command);
+  const named = namedCommand(argv);
+  const { before, after } = commandList(io);
+  const redis = await Promise.all(
+    Object.entries(REDIS_COMMANDS).map(async ([name, lazy]) =>
+      name === named ? (await lazy.load())(io) : new Command(name).summary(lazy.summary),
+    ),
+  );
+  for (const command of [...before, ...redis, ...after]) program.addCommand(command);
   for (const command of [program, ...program.commands]) {
+    const example = HELP_EXAMPLES[command.name()];
+    if (example) command.addHelpText('after', example);
     command.exitOverride().configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
@@ -21,11 +37,17 @@ export function buildProgram(io: CliIO): Command {
   return program;
 }
 
+/** The command a command line names: its first word, or the one after `help`. */
+function namedCommand(argv: readonly string[]): string | undefined {
+  const words = argv.filter((arg) => !arg.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
 /** Runs one command line and returns the exit status: the only place errors become exit codes. */
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const debug = io.env.LOG_LEVEL === 'debug' || io.env.LOG_LEVEL === 'trace';
   try {
-    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    await (await buildProgram(io, argv)).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;

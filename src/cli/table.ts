@@ -1,14 +1,21 @@
+import stringWidth from 'string-width';
+
+/** Cells wider than this (in terminal columns) are shortened with `…`: one width, or one per column. */
+export type MaxWidth = number | readonly number[];
+
 /**
  * A plain aligned text table for terminals. Cells are flattened to one line (titles may hold
- * newlines and tabs) and long ones are shortened, so every row stays one line.
+ * newlines and tabs) and long ones are shortened, so every row stays one line. Widths are measured
+ * in terminal columns: a CJK character or an emoji takes two.
  */
 export function formatTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
-  maxWidth = 40,
+  maxWidth: MaxWidth = 40,
 ): string[] {
-  const cells = [header, ...rows].map((row) => row.map((cell) => flatten(cell, maxWidth)));
-  const widths = header.map((_, column) => Math.max(...cells.map((row) => [...(row[column] ?? '')].length)));
+  const limit = (column: number) => (typeof maxWidth === 'number' ? maxWidth : (maxWidth[column] ?? 40));
+  const cells = [header, ...rows].map((row) => row.map((cell, column) => shorten(cell, limit(column))));
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => stringWidth(row[column] ?? ''))));
   return cells.map((row) =>
     row
       .map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column] ?? 0)))
@@ -17,12 +24,18 @@ export function formatTable(
   );
 }
 
-function flatten(cell: string, maxWidth: number): string {
+/** `cell` on one line and at most `maxWidth` terminal columns wide. */
+export function shorten(cell: string, maxWidth: number): string {
   const oneLine = cell.replace(/\p{Cc}+/gu, ' ');
-  const chars = [...oneLine];
-  return chars.length > maxWidth ? `${chars.slice(0, maxWidth - 1).join('')}…` : oneLine;
+  if (stringWidth(oneLine) <= maxWidth) return oneLine;
+  let shortened = '';
+  for (const { segment } of new Intl.Segmenter().segment(oneLine)) {
+    if (stringWidth(`${shortened}${segment}`) > maxWidth - 1) break;
+    shortened += segment;
+  }
+  return `${shortened}…`;
 }
 
 function pad(cell: string, width: number): string {
-  return cell + ' '.repeat(Math.max(0, width - [...cell].length));
+  return cell + ' '.repeat(Math.max(0, width - stringWidth(cell)));
 }

@@ -1,8 +1,9 @@
 import type { Decimal } from './decimal.js';
+import { ITEM_FIELDS } from './item-fields.js';
 
 /**
  * One item of a shop as shop-sync keeps it: the API's loose JSON normalised to exact values.
- * Every field but `id` and `raw` is tracked: a change in any of them is a new version of the item.
+ * Its fields' representations in every file are listed once, in `item-fields.ts`.
  */
 export interface Item {
   readonly id: string;
@@ -35,27 +36,9 @@ export interface Item {
 export type TrackedField = Exclude<keyof Item, 'id' | 'raw'>;
 
 /** The fields whose change makes a new version, in the order diffs report them. */
-export const TRACKED_FIELDS: readonly TrackedField[] = Object.freeze([
-  'price',
-  'original_price',
-  'quantity',
-  'published',
-  'title',
-  'currency',
-  'created_at',
-  'url',
-  'web_url',
-  'photos',
-  'photos_id',
-  'description',
-  'raw_description',
-  'fbcomments',
-  'shop_id',
-  'shop_name',
-  'shop_url',
-  'shop_image',
-  'shop_items_url',
-]);
+export const TRACKED_FIELDS: readonly TrackedField[] = Object.freeze(
+  ITEM_FIELDS.filter((field) => field.tracked).map((field) => field.name as TrackedField),
+);
 
 /** An item the API sent that could not be normalised: counted and reported, never silently dropped. */
 export interface InvalidItem {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { ShopSyncError, StoreError } from '../errors.js';
@@ -94,18 +94,6 @@ export async function commitFiles(files: readonly PreparedFile[]): Promise<void>
   } finally {
     await discardFiles(files);
   }
-}
-
-/**
- * Removes temporary files that writers of `target` left when they were killed. Only for a caller
- * that is the target's only writer (the shop's lease): another writer's file in progress looks the same.
- */
-export async function removeLeftovers(target: string): Promise<void> {
-  const dir = path.dirname(target);
-  const prefix = `.${path.basename(target)}.`;
-  const names = await readdir(dir).catch(unlessNeverCreated);
-  const leftovers = (names ?? []).filter((name) => name.startsWith(prefix) && name.endsWith('.tmp'));
-  await Promise.all(leftovers.map((name) => rm(path.join(dir, name), { force: true })));
 }
 
 /** Removes the temporary files of prepared files that will not be committed. */

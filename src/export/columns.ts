@@ -1,5 +1,6 @@
 import type { Change } from '../domain/change.js';
 import type { Item } from '../domain/item.js';
+import { ITEM_FIELDS, type ItemField, itemField, type SqlValue } from '../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
 export type CellValue = string | number | boolean | null;
@@ -14,47 +15,93 @@ export interface CsvColumn<Row> {
   readonly value: (row: Row) => CellValue;
 }
 
-const text = <Row>(name: string, value: (row: Row) => CellValue): CsvColumn<Row> => ({
-  name,
-  text: true,
-  value,
-});
-const data = <Row>(name: string, value: (row: Row) => CellValue): CsvColumn<Row> => ({
-  name,
-  text: false,
-  value,
-});
+/** One column of a `snapshot.sqlite` table and how a row fills it. */
+export interface TableColumn<Row> {
+  readonly column: string;
+  readonly sqlType: 'TEXT' | 'INTEGER' | 'REAL';
+  readonly notNull: boolean;
+  readonly value: (row: Row) => SqlValue;
+}
 
-/** `inventory.csv`, in the contract's order. */
-export const INVENTORY_COLUMNS: readonly CsvColumn<Item>[] = Object.freeze([
-  text<Item>('id', (i) => i.id),
-  text<Item>('title', (i) => i.title),
-  data<Item>('price', (i) => i.price),
-  data<Item>('original_price', (i) => i.original_price),
-  text<Item>('currency', (i) => i.currency),
-  data<Item>('quantity', (i) => i.quantity),
-  data<Item>('published', (i) => i.published),
-  text<Item>('created_at', (i) => i.created_at),
-  text<Item>('url', (i) => i.url),
-  text<Item>('web_url', (i) => i.web_url),
-  text<Item>('photos', (i) => i.photos.join(' ')),
-  text<Item>('description', (i) => i.description),
-  text<Item>('shop_id', (i) => i.shop_id),
-]);
+/** `inventory.csv`: the item fields that have a CSV column, in the contract's order. */
+export const INVENTORY_COLUMNS: readonly CsvColumn<Item>[] = Object.freeze(
+  ITEM_FIELDS.flatMap((field) => (field.csv ? [{ field, csv: field.csv }] : []))
+    .sort((a, b) => a.csv.position - b.csv.position)
+    .map(({ field, csv }) => ({
+      name: csv.column,
+      text: csv.text,
+      value: (item: Item): CellValue => {
+        const value = item[field.name];
+        return Array.isArray(value) ? value.join(' ') : (value as CellValue);
+      },
+    })),
+);
+
+/** The item fields whose values `changes.csv` shows before and after, in the contract's order. */
+const SIDE_FIELDS = ['price', 'quantity', 'published'] as const;
+
+interface ChangeColumn {
+  readonly csv: CsvColumn<Change>;
+  readonly snapshot: readonly TableColumn<Change>[];
+}
+
+const describing = (name: string, value: (change: Change) => string): ChangeColumn => ({
+  csv: { name, text: true, value },
+  snapshot: [{ column: name, sqlType: 'TEXT', notNull: true, value }],
+});
 
 /**
- * `changes.csv`, in the contract's order. Before/after cells are filled for every change that has
- * that side (an update shows both values even when only other fields changed); empty otherwise.
+ * Before/after cells are filled for every change that has that side (an update shows both values
+ * even when only other fields changed); empty otherwise. In `snapshot.sqlite` they take the item
+ * field's columns (`price_before` REAL beside `price_before_text`).
  */
-export const CHANGES_COLUMNS: readonly CsvColumn<Change>[] = Object.freeze([
-  text<Change>('change', (c) => c.change),
-  text<Change>('id', (c) => c.id),
-  text<Change>('title', (c) => c.title),
-  text<Change>('changed_fields', (c) => c.fields.join('|')),
-  data<Change>('price_before', (c) => c.before?.price ?? null),
-  data<Change>('price_after', (c) => c.after?.price ?? null),
-  data<Change>('quantity_before', (c) => c.before?.quantity ?? null),
-  data<Change>('quantity_after', (c) => c.after?.quantity ?? null),
-  data<Change>('published_before', (c) => c.before?.published ?? null),
-  data<Change>('published_after', (c) => c.after?.published ?? null),
+function side(name: (typeof SIDE_FIELDS)[number], which: 'before' | 'after'): ChangeColumn {
+  const field = itemField(name);
+  const item = (change: Change) => change[which];
+  const column = `${name}_${which}`;
+  return {
+    csv: { name: column, text: false, value: (change) => item(change)?.[name] ?? null },
+    snapshot: field.snapshot.map((s) => ({
+      column: s.column.replace(name, column),
+      sqlType: s.sqlType,
+      notNull: false,
+      value: (change: Change) => {
+        const found = item(change);
+        return found ? s.value(found[name]) : null;
+      },
+    })),
+  };
+}
+
+/** The change columns, once: `changes.csv` and `snapshot.sqlite`'s `changes` table derive from it. */
+const CHANGE_COLUMNS: readonly ChangeColumn[] = [
+  describing('change', (c) => c.change),
+  describing('id', (c) => c.id),
+  describing('title', (c) => c.title),
+  describing('changed_fields', (c) => c.fields.join('|')),
+  ...SIDE_FIELDS.flatMap((name) => [side(name, 'before'), side(name, 'after')]),
+];
+
+/** `changes.csv`, in the contract's order. */
+export const CHANGES_COLUMNS: readonly CsvColumn<Change>[] = Object.freeze(CHANGE_COLUMNS.map((c) => c.csv));
+
+/** `snapshot.sqlite`'s `changes` table. */
+export const CHANGE_TABLE_COLUMNS: readonly TableColumn<Change>[] = Object.freeze(
+  CHANGE_COLUMNS.flatMap((c) => c.snapshot),
+);
+
+const tableColumns = (fields: readonly ItemField[]): readonly TableColumn<Item>[] =>
+  Object.freeze(
+    fields.flatMap((field) =>
+      field.snapshot.map((s) => ({ ...s, value: (item: Item) => s.value(item[field.name]) })),
+    ),
+  );
+
+/** `snapshot.sqlite`'s `items` table: the item fields that are not the shop's (no raw JSON: consumers get values). */
+export const ITEM_TABLE_COLUMNS = tableColumns(ITEM_FIELDS.filter((field) => field.table === 'items'));
+
+/** `snapshot.sqlite`'s `shops` table: `shop_id` and the shop's details, once per shop. */
+export const SHOP_TABLE_COLUMNS = tableColumns([
+  itemField('shop_id'),
+  ...ITEM_FIELDS.filter((field) => field.table === 'shops'),
 ]);

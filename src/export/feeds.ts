@@ -1,46 +1,62 @@
-import { rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { copyFile, link, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { StoreError } from '../errors.js';
+import { ShopSyncError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/open.js';
+import { type Store, storeError } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
-import { getRun } from '../store/runs.js';
-import {
-  commitFiles,
-  discardFiles,
-  type PreparedFile,
-  prepareFile,
-  prepareStream,
-  removeLeftovers,
-} from './atomic.js';
+import { markPublished, publishedRun } from '../store/published.js';
+import { getRun, previousCompleteRun } from '../store/runs.js';
+import { describeCause } from './cause.js';
 import { writeChangesCsv } from './changes-csv.js';
+import {
+  createFeedsDir,
+  type FeedsPath,
+  fsyncPath,
+  inspectFeedsPath,
+  removeOldFeedDirs,
+  switchFeeds,
+} from './feeds-dir.js';
 import { writeInventoryCsv } from './inventory-csv.js';
 import { openReader } from './reader.js';
 import { type RunContents, runContents } from './run-contents.js';
-import { createSnapshotSqlite } from './snapshot-sqlite.js';
+import {
+  createSnapshotSqlite,
+  isReusableSnapshot,
+  rewriteSnapshotHeader,
+  snapshotRun,
+  writeSnapshotSqlite,
+} from './snapshot-sqlite.js';
+
+/** Where publishing the feeds has got to; the fault suite kills the process at each. */
+export type FeedPoint = 'feed-prepared' | 'feeds-renamed' | 'published';
 
 export interface FeedOptions {
   /**
-   * Write `inventory.csv.gz` and `changes.csv.gz` instead of the plain files. The plain files of an
-   * earlier setting are then removed (and the other way round), so that no stale feed lies beside
-   * the current one looking valid. `snapshot.sqlite` is never compressed: consumers open it in place.
+   * Write `inventory.csv.gz` and `changes.csv.gz` instead of the plain files. `snapshot.sqlite` is
+   * never compressed: consumers open it in place.
    */
   readonly gzip: boolean;
   readonly log: Logger;
-  readonly onPoint?: (point: 'feed-prepared' | 'feeds-renamed' | 'published') => void;
+  /** Called synchronously after each feed file is written, after the switch and after the record. */
+  readonly onPoint?: (point: FeedPoint) => void;
 }
 
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;
 
+const SNAPSHOT = 'snapshot.sqlite';
+/** Every name a feed file has had, for cleaning up directories of earlier versions. */
+const FEED_NAMES = ['inventory.csv', 'changes.csv', 'inventory.csv.gz', 'changes.csv.gz', SNAPSHOT];
+
 /**
- * Writes the feeds of complete run `run`: its snapshot as CSV, its changes since the previous
- * complete run as CSV (header only for a first run), and both in `snapshot.sqlite`.
- *
- * All three are written to temporary files first and renamed only when all three are complete, so a
- * failure while writing any of them leaves every previous feed in place. Reads go through their own
- * connection: a long write must not hold `store`'s connection busy while the sync still uses it.
+ * Publishes the feeds of complete run `run`: its snapshot as CSV, its changes since the run the
+ * published feeds reflect (normally the previous complete run; more when a run's feeds could not be
+ * published), and both in `snapshot.sqlite`. The three are written into a fresh directory that
+ * replaces the published one in one atomic step (see feeds-dir.ts); only then is `run` recorded as
+ * published. A failure at any point leaves the previous feeds, and the record of them, as they were.
+ * Reads go through their own connection: a long write must not keep `store`'s connection busy.
  */
 export async function writeFeeds(
   store: Store,
@@ -56,57 +72,188 @@ export async function writeFeeds(
       store.path,
     );
   }
+  const current = await inspectFeedsPath(paths);
   // runSync holds the shop's lease: no other writer of these feeds is alive.
-  await Promise.all(feedFiles(paths).map(removeLeftovers));
-  const reader = openReader(store);
-  let prepared: PreparedFile[];
-  const contents = runContents(reader, shop, summary);
+  await removeOldFeedDirs(paths, FEED_NAMES);
+  const published = publishedRun(store);
+  const dir = await createFeedsDir(paths, run);
+  let reader: Store | undefined;
+  let contents: RunContents;
+  let reused: boolean;
   try {
-    prepared = await prepareFeeds(contents, paths, options.gzip);
+    reader = openReader(store);
+    contents = runContents(reader, shop, summary, changesFrom(reader, run, published));
+    reused = await fillFeedsDir(contents, paths, current, dir, published, options);
+    await fsyncPath(dir);
+    await switchFeeds(paths, current, dir);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   } finally {
-    reader.close();
+    reader?.close();
   }
-  for (const _file of prepared) options.onPoint?.('feed-prepared');
-  await commitFiles(prepared);
   options.onPoint?.('feeds-renamed');
+  try {
+    markPublished(store, run);
+  } catch (error) {
+    throw storeError(`Cannot record the published feeds in store ${store.path}`, store.path, error);
+  }
   options.onPoint?.('published');
-  await removeStaleCounterparts(paths, options.gzip);
+  await removeOldFeedDirs(paths, FEED_NAMES);
   options.log.info(
-    { run, previousRun: contents.previousRun, feeds: paths.feedsDir, gzip: options.gzip },
+    { run, previousRun: contents.previousRun, feeds: paths.feedsDir, gzip: options.gzip, reused },
     'feeds written',
   );
 }
 
-/** Writes the three feeds to temporary files; on failure none of them is left behind. */
-async function prepareFeeds(contents: RunContents, paths: ShopPaths, gzip: boolean): Promise<PreparedFile[]> {
-  const csv = (file: string, write: StreamWriter) =>
-    gzip
-      ? prepareStream(`${file}.gz`, gzipped(write), { label: 'feed' })
-      : prepareStream(file, write, { label: 'feed' });
-  const prepared: PreparedFile[] = [];
-  try {
-    // The snapshot file is filled while the inventory CSV is written: the snapshot is read once.
-    const snapshotFile = await prepareFile(
-      paths.snapshotSqlite,
-      async (temp) => {
-        const snapshot = createSnapshotSqlite(temp, contents);
-        try {
-          const items = copied(contents.items, snapshot.addItem);
-          prepared.push(await csv(paths.inventoryCsv, (out) => writeInventoryCsv(items, out)));
-          prepared.push(await csv(paths.changesCsv, (out) => writeChangesCsv(contents.changes, out)));
-          await snapshot.addChanges(contents.changes);
-          snapshot.finish();
-        } finally {
-          snapshot.close();
-        }
-      },
-      { label: 'feed' },
-    );
-    return [...prepared, snapshotFile];
-  } catch (error) {
-    await discardFiles(prepared);
-    throw error;
+/** The run the changes feed counts from: the published run while it is an older complete run. */
+function changesFrom(store: Store, run: number, published: number | null): number | null {
+  if (published !== null && published < run && getRun(store, published)?.status === 'complete') {
+    return published;
   }
+  return previousCompleteRun(store, run);
+}
+
+/**
+ * Writes the three feeds into `dir`. When nothing changed since the published feeds, their content
+ * is reused (the CSV linked, the snapshot copied with its header rewritten) instead of re-streaming
+ * the shop. Returns whether it was.
+ */
+async function fillFeedsDir(
+  contents: RunContents,
+  paths: ShopPaths,
+  current: FeedsPath,
+  dir: string,
+  published: number | null,
+  options: FeedOptions,
+): Promise<boolean> {
+  const inventory = options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
+  const changes = options.gzip ? 'changes.csv.gz' : 'changes.csv';
+  const feed = (name: string, write: StreamWriter) =>
+    writeFeedFile(paths, dir, name, options.gzip && name.endsWith('.gz') ? gzipped(write) : write);
+  const point = () => options.onPoint?.('feed-prepared');
+  const old = (name: string) => path.join(paths.feedsDir, name);
+  // The published directory may hold a later run than the record says (a crash between the switch
+  // and the record): its own snapshot's `meta.run` says which run its files are.
+  const reusable =
+    current.kind !== 'none' &&
+    published !== null &&
+    contents.previousRun === published &&
+    (await exists(old(inventory))) &&
+    (await exists(old(SNAPSHOT))) &&
+    snapshotRun(old(SNAPSHOT)) === published &&
+    isEmpty(contents.changes);
+  if (!reusable) {
+    await buildFeeds(contents, feed, inventory, changes, point, path.join(dir, SNAPSHOT), paths);
+    return false;
+  }
+  await reuseFile(paths, old(inventory), path.join(dir, inventory));
+  point();
+  await feed(changes, (out) => writeChangesCsv(contents.changes, out));
+  point();
+  await inFeed(paths, SNAPSHOT, async () => {
+    const target = path.join(dir, SNAPSHOT);
+    if (isReusableSnapshot(old(SNAPSHOT), published)) {
+      await copyFile(old(SNAPSHOT), target);
+      rewriteSnapshotHeader(target, contents);
+    } else {
+      await writeSnapshotSqlite(target, contents);
+    }
+    await fsyncPath(target);
+  });
+  point();
+  return true;
+}
+
+/** The three feeds from the store; the snapshot file is filled while the inventory CSV is written. */
+async function buildFeeds(
+  contents: RunContents,
+  feed: (name: string, write: StreamWriter) => Promise<void>,
+  inventory: string,
+  changes: string,
+  point: () => void,
+  snapshotFile: string,
+  paths: ShopPaths,
+): Promise<void> {
+  await inFeed(paths, SNAPSHOT, async () => {
+    const snapshot = createSnapshotSqlite(snapshotFile, contents);
+    try {
+      const items = copied(contents.items, snapshot.addItem);
+      await feed(inventory, (out) => writeInventoryCsv(items, out));
+      point();
+      await feed(changes, (out) => writeChangesCsv(contents.changes, out));
+      point();
+      await snapshot.addChanges(contents.changes);
+      snapshot.finish();
+    } finally {
+      snapshot.close();
+    }
+    await fsyncPath(snapshotFile);
+  });
+  point();
+}
+
+/** Streams one feed file into the new directory and flushes it. */
+async function writeFeedFile(
+  paths: ShopPaths,
+  dir: string,
+  name: string,
+  write: StreamWriter,
+): Promise<void> {
+  await inFeed(paths, name, async () => {
+    const file = path.join(dir, name);
+    const out = createWriteStream(file, { flags: 'wx' });
+    const closed = finished(out);
+    try {
+      await write(out);
+      out.end();
+    } catch (error) {
+      out.destroy();
+      await closed.catch(() => undefined);
+      throw error;
+    }
+    await closed;
+    await fsyncPath(file);
+  });
+}
+
+/** Runs `work` on feed `name`; a failure names the feed as readers know it. */
+async function inFeed(paths: ShopPaths, name: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof ShopSyncError) throw error;
+    const file = path.join(paths.feedsDir, name);
+    throw new StoreError(`Cannot write feed ${file}: ${describeCause(error)}`, file, false, { cause: error });
+  }
+}
+
+/** Feeds are never modified once published, so the new directory can share the old file. */
+async function reuseFile(paths: ShopPaths, from: string, to: string): Promise<void> {
+  await inFeed(paths, path.basename(to), async () => {
+    try {
+      await link(from, to);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
+      await copyFile(from, to);
+      await fsyncPath(to);
+    }
+  });
+}
+
+function isEmpty<T>(list: Iterable<T>): boolean {
+  // Leaving the loop closes the iterator and with it the statement behind it.
+  for (const _ of list) return false;
+  return true;
+}
+
+async function exists(file: string): Promise<boolean> {
+  const found = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  return found?.isFile() ?? false;
 }
 
 /** `items`, handing each to `copy` as it passes. */
@@ -131,14 +278,4 @@ function gzipped(write: StreamWriter): StreamWriter {
     }
     await compressed;
   };
-}
-
-function feedFiles(paths: ShopPaths): string[] {
-  const csv = [paths.inventoryCsv, paths.changesCsv];
-  return [...csv, ...csv.map((file) => `${file}.gz`), paths.snapshotSqlite];
-}
-
-async function removeStaleCounterparts(paths: ShopPaths, gzip: boolean): Promise<void> {
-  const stale = [paths.inventoryCsv, paths.changesCsv].map((file) => (gzip ? file : `${file}.gz`));
-  await Promise.all(stale.map((file) => rm(file, { force: true })));
 }

@@ -9,7 +9,10 @@ import { snapshotItems } from '../store/snapshot.js';
 export interface RunContents {
   readonly shop: string;
   readonly run: RunSummary;
-  /** The complete run the changes are counted from; null for a shop's first run (no changes). */
+  /**
+   * The complete run the changes are counted from: the previous complete run, or for the feeds the
+   * run the previously published feeds reflect. Null for a shop's first run (no changes).
+   */
   readonly previousRun: number | null;
   readonly items: Iterable<Item>;
   readonly changes: Iterable<Change>;
@@ -19,8 +22,12 @@ export interface RunContents {
  * Lists that open their SQLite statement only when iterated: a statement that is open keeps the
  * connection busy, so each list must start when it is read, not when it is described.
  */
-export function runContents(store: Store, shop: string, run: RunSummary): RunContents {
-  const previousRun = previousCompleteRun(store, run.run);
+export function runContents(
+  store: Store,
+  shop: string,
+  run: RunSummary,
+  previousRun: number | null = previousCompleteRun(store, run.run),
+): RunContents {
   return {
     shop,
     run,

@@ -1,6 +1,6 @@
-import { type ListingFilters, matchesFilters, type OrderName } from './listing-query.js';
 import { Prng } from './prng.js';
 import { generateRecord, priceMillis, type SimRecord } from './record.js';
+import { type ListingFilters, matchesFilters, type OrderName } from './request-query.js';
 
 const EPOCH_MS = Date.UTC(2023, 0, 1);
 const FILTER_CACHE_SIZE = 16;

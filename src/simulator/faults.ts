@@ -9,6 +9,11 @@ export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   latencyMs: 0,
   malformedRate: 0,
   shortPageRate: 0,
+  lossyShortPageRate: 0,
+  lossyShortPages: [],
+  falseEndRate: 0,
+  falseEndPages: [],
+  dripMs: 0,
   refreshDeadEnd: false,
   ignorePage: false,
   moving: null,
@@ -33,9 +38,16 @@ export function mergeFaults(current: Readonly<Faults>, update: Partial<Faults>):
   checkRate('dropRate', next.dropRate);
   checkRate('malformedRate', next.malformedRate);
   checkRate('shortPageRate', next.shortPageRate);
+  checkRate('lossyShortPageRate', next.lossyShortPageRate);
+  checkRate('falseEndRate', next.falseEndRate);
+  for (const name of ['falseEndPages', 'lossyShortPages'] as const) {
+    for (const page of next[name]) checkCount(`${name}[]`, page, false);
+    next[name] = [...next[name]];
+  }
   if (next.retryAfter !== 'date') checkCount('retryAfter', next.retryAfter, true);
-  if (!(next.latencyMs >= 0 && Number.isFinite(next.latencyMs))) {
-    throw new RangeError(`faults.latencyMs must be >= 0, got ${next.latencyMs}`);
+  for (const name of ['latencyMs', 'dripMs'] as const) {
+    if (!(next[name] >= 0 && Number.isFinite(next[name])))
+      throw new RangeError(`faults.${name} must be >= 0, got ${next[name]}`);
   }
   if (next.moving) {
     checkCount('moving.insertBeforeEvery', next.moving.insertBeforeEvery, true);

@@ -1,4 +1,6 @@
+export { type AdminServer, type AdminTarget, singleShopAdmin, startAdmin } from './admin.js';
 export { NO_FAULTS } from './faults.js';
+export { type Fleet, type FleetShop, fleetCredentials, startFleet } from './fleet.js';
 export { DEFAULT_CREDENTIALS } from './options.js';
 export { startSimulator } from './server.js';
 export type {
@@ -6,6 +8,7 @@ export type {
   Faults,
   FieldChange,
   GrantType,
+  ListingArrival,
   Move,
   MovingFault,
   Mutation,

@@ -1,17 +1,19 @@
 import { Catalogue } from './catalogue.js';
-import { FaultDice, mergeFaults } from './faults.js';
-import { type ListingQuery, parseListingQuery, QueryError } from './listing-query.js';
+import { FaultDice, type ListingFault, mergeFaults } from './faults.js';
 import { applyMutation } from './mutations.js';
 import type { Settings } from './options.js';
+import { PageFaults } from './page-faults.js';
 import { PageLayout, type PageWindow } from './paging.js';
 import { Prng } from './prng.js';
 import type { SimRecord } from './record.js';
 import { type RenderContext, recordJson, renderContext, toSimItem } from './render.js';
+import { type ListingQuery, parseListingQuery, QueryError } from './request-query.js';
 import { TokenIssuer } from './tokens.js';
 import type {
   FaultKind,
   Faults,
   GrantType,
+  ListingArrival,
   Move,
   MovingFault,
   Mutation,
@@ -20,15 +22,19 @@ import type {
   SimStats,
 } from './types.js';
 
-/** An HTTP answer. `cut`: send the headers and part of the body, then destroy the connection. */
+/** An HTTP answer. `cut`: send the headers and part of the body, then destroy the connection.
+ * `dripMs`: send the body one byte every this many milliseconds. */
 export interface Reply {
   status: number;
   body: string | Buffer;
   headers?: Record<string, string>;
   cut?: boolean;
+  dripMs?: number;
 }
 
 const SERVER_ERRORS = [500, 502, 503] as const;
+/** Listing arrivals kept for `listingArrivals()`. */
+const ARRIVALS_KEPT = 100_000;
 const OPEN_BRACKET = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE_BRACKET = Buffer.from(']');
@@ -66,6 +72,9 @@ const FAULT_KINDS: readonly FaultKind[] = [
   'drop',
   'malformed',
   'shortPage',
+  'lossyShortPage',
+  'falseEnd',
+  'drip',
   'refreshDeadEnd',
   'ignorePage',
   'moveInsert',
@@ -79,6 +88,9 @@ export class Marketplace {
   private readonly tokens: TokenIssuer;
   private readonly layout: PageLayout;
   private readonly dice: FaultDice;
+  private readonly pageFaults: PageFaults;
+  private readonly arrivals: ListingArrival[] = [];
+  private listingsOpen = 0;
   private readonly mutationRng: Prng;
   private readonly moveRng: Prng;
   private readonly moveLog: Move[] = [];
@@ -89,6 +101,7 @@ export class Marketplace {
     tokenRequests: zeroCounts(GRANTS),
     tokenRefusals: 0,
     faultsInjected: zeroCounts(FAULT_KINDS),
+    peakListingConcurrency: 0,
   };
   private currentFaults: Faults;
   private movingRequests = 0;
@@ -99,6 +112,7 @@ export class Marketplace {
     this.tokens = new TokenIssuer(settings.credentials, settings.expiresIn);
     this.layout = new PageLayout(settings.seed);
     this.dice = new FaultDice(settings.seed);
+    this.pageFaults = new PageFaults(settings.seed);
     this.mutationRng = new Prng(settings.seed ^ 0x3a7e);
     this.moveRng = new Prng(settings.seed ^ 0x30fe);
     this.currentFaults = settings.faults;
@@ -131,6 +145,22 @@ export class Marketplace {
     this.counters.requests += 1;
   }
 
+  /** A listing request for `page` arrived; `listingAnswered` is called once its answer is sent or abandoned. */
+  listingArrived(page: number): void {
+    this.listingsOpen += 1;
+    this.counters.peakListingConcurrency = Math.max(this.counters.peakListingConcurrency, this.listingsOpen);
+    if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
+    this.arrivals.push({ page, concurrency: this.listingsOpen });
+  }
+
+  listingAnswered(): void {
+    this.listingsOpen -= 1;
+  }
+
+  listingArrivals(): ListingArrival[] {
+    return this.arrivals.map((arrival) => ({ ...arrival }));
+  }
+
   token(params: Readonly<Record<string, string>>): Reply {
     const result = this.tokens.grant(params);
     if (result.status === 200) this.counters.tokenRequests[result.grant] += 1;
@@ -160,16 +190,14 @@ export class Marketplace {
       this.countFault('status5xx');
       return serverError(SERVER_ERRORS[this.counters.faultsInjected.status5xx % SERVER_ERRORS.length] ?? 500);
     }
-    const body = this.page(query);
-    if (fault === 'drop') {
-      this.countFault('drop');
-      return { status: 200, body, cut: true };
+    const records = this.listed(query);
+    const window = this.window(query, records.length);
+    const falseEnd = this.pageFaults.falseEnd(this.currentFaults, query.page, window.start < records.length);
+    if (falseEnd) {
+      this.countFault('falseEnd');
+      return { ...falseEnd };
     }
-    if (fault === 'malformed') {
-      this.countFault('malformed');
-      return { status: 200, body: body.subarray(0, Math.max(1, body.length >> 1)) };
-    }
-    return { status: 200, body };
+    return this.dripping(this.answerPage(records, query.page, window, fault));
   }
 
   item(authorization: string | undefined, id: string): Reply {
@@ -192,6 +220,7 @@ export class Marketplace {
 
   setFaults(update: Partial<Faults>): void {
     this.currentFaults = mergeFaults(this.currentFaults, update);
+    this.pageFaults.resetListed(update);
     this.layout.setShortPageRate(this.currentFaults.shortPageRate);
   }
 
@@ -240,11 +269,36 @@ export class Marketplace {
     return this.layout.window(query.page, query.perPage, total);
   }
 
-  private page(query: ListingQuery): Buffer {
-    const records = this.listed(query);
-    const { start, size, short } = this.window(query, records.length);
-    const end = Math.min(start + size, records.length);
-    if (short && end < records.length) this.countFault('shortPage');
+  private answerPage(
+    records: readonly SimRecord[],
+    page: number,
+    window: PageWindow,
+    fault: ListingFault,
+  ): Reply {
+    const body = this.page(records, page, window);
+    if (fault === 'drop') {
+      this.countFault('drop');
+      return { status: 200, body, cut: true };
+    }
+    if (fault === 'malformed') {
+      this.countFault('malformed');
+      return { status: 200, body: body.subarray(0, Math.max(1, body.length >> 1)) };
+    }
+    return { status: 200, body };
+  }
+
+  private dripping(reply: Reply): Reply {
+    if (this.currentFaults.dripMs === 0) return reply;
+    this.countFault('drip');
+    return { ...reply, dripMs: this.currentFaults.dripMs };
+  }
+
+  private page(records: readonly SimRecord[], page: number, { start, size, short }: PageWindow): Buffer {
+    const full = Math.min(start + size, records.length);
+    if (short && full < records.length) this.countFault('shortPage');
+    const lost = this.pageFaults.lost(this.currentFaults, page, full - start);
+    if (lost > 0) this.countFault('lossyShortPage');
+    const end = full - lost;
     const parts: Buffer[] = [OPEN_BRACKET];
     let length = 2;
     for (let i = start; i < end; i += 1) {

@@ -8,6 +8,7 @@ import type { Simulator, SimulatorOptions } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const ITEM_PREFIX = '/v1/items/';
+const LISTING_PATH = '/v1/sell/shop/items';
 
 function send(res: ServerResponse, reply: Reply): void {
   const payload = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
@@ -16,12 +17,32 @@ function send(res: ServerResponse, reply: Reply): void {
     'content-length': payload.length,
     ...reply.headers,
   });
+  if (reply.dripMs) {
+    drip(res, payload, reply.dripMs);
+    return;
+  }
   if (!reply.cut) {
     res.end(payload);
     return;
   }
   // Headers promise the whole body; half of it arrives, then the connection dies.
   res.write(payload.subarray(0, payload.length >> 1), () => res.socket?.destroy());
+}
+
+/** Sends `payload` one byte every `ms`, until it is all sent or the client goes away. */
+function drip(res: ServerResponse, payload: Buffer, ms: number): void {
+  let sent = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (sent === payload.length) {
+      res.end();
+      return;
+    }
+    res.write(payload.subarray(sent, sent + 1));
+    sent += 1;
+    setTimeout(next, ms);
+  };
+  next();
 }
 
 function notFound(method: string, path: string): Reply {
@@ -64,7 +85,7 @@ async function route(market: Marketplace, req: IncomingMessage): Promise<Reply> 
   const method = req.method ?? 'GET';
   if (path === '/v1/oauth/token' || path === '/v1/oauth/token/') {
     if (method === 'POST' || method === 'GET') return tokenReply(market, req, query);
-  } else if (method === 'GET' && path === '/v1/sell/shop/items') {
+  } else if (method === 'GET' && path === LISTING_PATH) {
     return market.listing(req.headers.authorization, query);
   } else if (method === 'GET' && path.startsWith(ITEM_PREFIX)) {
     return market.item(req.headers.authorization, decodeURIComponent(path.slice(ITEM_PREFIX.length)));
@@ -80,9 +101,14 @@ function failure(error: unknown): Reply {
   return { status: 500, body: JSON.stringify({ error: 'simulator_failure', message }) };
 }
 
-function handler(market: Marketplace) {
+export function handler(market: Marketplace) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     market.countRequest();
+    const [path, query = ''] = (req.url ?? '/').split('?');
+    if (req.method === 'GET' && path === LISTING_PATH) {
+      market.listingArrived(Number(new URLSearchParams(query).get('page')) || 1);
+      res.once('close', () => market.listingAnswered());
+    }
     const { latencyMs } = market.faults;
     const replied = (latencyMs > 0 ? sleep(latencyMs) : Promise.resolve()).then(() => route(market, req));
     replied.then(
@@ -92,7 +118,7 @@ function handler(market: Marketplace) {
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+export function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -122,6 +148,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     stats: () => market.stats(),
     moves: () => market.moves(),
     issuedTokens: () => market.issuedTokens(),
+    listingArrivals: () => market.listingArrivals(),
     prerender: (signal) => market.prerender(signal),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {

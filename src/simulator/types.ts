@@ -42,7 +42,23 @@ export interface Faults {
   dropRate: number;
   latencyMs: number;
   malformedRate: number;
+  /** Pages shorter than per_page that lose nothing: the next page starts where this one ended. */
   shortPageRate: number;
+  /**
+   * Per listing request: the answer leaves out its last 1-3 items (never all) although the next page
+   * starts after the full page, so they are lost to a client that believes it. Asked again, the page
+   * may answer fully.
+   */
+  lossyShortPageRate: number;
+  /** Pages whose first answer leaves out its last item (and is whole after), as the rate above. */
+  lossyShortPages: readonly number[];
+  /** Per listing request past page 1 and before the end: a 404, 204 or empty 200 `[]` (in turn) instead
+   * of the page; never twice in a row for the same page. */
+  falseEndRate: number;
+  /** Pages that answer a false end the first time they are asked (and properly after). */
+  falseEndPages: readonly number[];
+  /** When > 0, every listing response body is sent one byte every this many milliseconds. */
+  dripMs: number;
   refreshDeadEnd: boolean;
   ignorePage: boolean;
   moving: MovingFault | null;
@@ -83,6 +99,9 @@ export type FaultKind =
   | 'drop'
   | 'malformed'
   | 'shortPage'
+  | 'lossyShortPage'
+  | 'falseEnd'
+  | 'drip'
   | 'refreshDeadEnd'
   | 'ignorePage'
   | 'moveInsert'
@@ -99,6 +118,16 @@ export interface SimStats {
   /** Token requests refused (invalid client, grant or request). */
   tokenRefusals: number;
   faultsInjected: Record<FaultKind, number>;
+  /** The most listing requests the server was answering at once (from arrival to the last byte sent). */
+  peakListingConcurrency: number;
+}
+
+/** One listing request as the server saw it arrive. */
+export interface ListingArrival {
+  /** The page asked for (1 when absent or unreadable). */
+  page: number;
+  /** How many listing requests the server was answering at that moment, this one included. */
+  concurrency: number;
 }
 
 /** One change the moving-listing fault made to the catalogue while a client was reading it. */
@@ -132,5 +161,7 @@ export interface Simulator {
   moves(): Move[];
   /** Every access and refresh token issued so far: none may appear in a log, a message or a file. */
   issuedTokens(): string[];
+  /** The listing requests, oldest first (the last 100,000). */
+  listingArrivals(): ListingArrival[];
   close(): Promise<void>;
 }

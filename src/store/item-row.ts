@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Decimal } from '../domain/decimal.js';
 import { type Item, TRACKED_FIELDS } from '../domain/item.js';
+import { type SqlValue, storedValue as sqlValue } from '../domain/item-fields.js';
 
 /** An item as SQLite holds it: booleans as 0/1, arrays as JSON text. */
 export interface ItemRow {
@@ -40,15 +41,8 @@ export function itemHash(item: Item): string {
   return hash('sha1', JSON.stringify(values), 'hex');
 }
 
-/** What SQLite binds for one item column. */
-export type SqlValue = string | number | null;
-
-/** An item field as SQLite keeps it: booleans as 0/1, lists as JSON text, everything else as is. */
-export function sqlValue(value: Item[keyof Item]): SqlValue {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (Array.isArray(value)) return JSON.stringify(value);
-  return value as SqlValue;
-}
+/** What SQLite binds for one item column; an item field as SQLite keeps it. */
+export { type SqlValue, storedValue as sqlValue } from '../domain/item-fields.js';
 
 /** The item's values in `ITEM_COLUMNS` order, for binding by position. */
 export function itemValues(item: Item, versionHash: string): SqlValue[] {

@@ -4,33 +4,6 @@ import type Database from 'better-sqlite3';
  * The schema, one step per version. `PRAGMA user_version` records the steps applied; steps are only
  * ever appended, never edited, so that any older store upgrades in place.
  */
-const ITEM_COLUMNS = `
-  title TEXT NOT NULL,
-  price TEXT NOT NULL,
-  original_price TEXT,
-  currency TEXT,
-  quantity INTEGER NOT NULL,
-  published INTEGER NOT NULL,
-  created_at TEXT NOT NULL,
-  url TEXT NOT NULL,
-  web_url TEXT,
-  photos TEXT NOT NULL,
-  photos_id TEXT NOT NULL,
-  description TEXT,
-  raw_description TEXT,
-  fbcomments TEXT,
-  shop_id TEXT NOT NULL,
-  shop_name TEXT NOT NULL,
-  shop_url TEXT NOT NULL,
-  shop_image TEXT,
-  shop_items_url TEXT NOT NULL,
-  raw TEXT NOT NULL`;
-
-const ITEM_COLUMN_NAMES = ITEM_COLUMNS.split(',')
-  .map((definition) => definition.trim().split(' ')[0])
-  .join(', ');
-const NULLABLE_ITEM_COLUMNS = ITEM_COLUMNS.replaceAll(' NOT NULL', '');
-
 const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE runs (
@@ -57,7 +30,26 @@ const MIGRATIONS: readonly string[] = [
     valid_from_run INTEGER NOT NULL,
     valid_to_run INTEGER,
     hash TEXT NOT NULL,
-    ${ITEM_COLUMNS},
+    title TEXT NOT NULL,
+  price TEXT NOT NULL,
+  original_price TEXT,
+  currency TEXT,
+  quantity INTEGER NOT NULL,
+  published INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  url TEXT NOT NULL,
+  web_url TEXT,
+  photos TEXT NOT NULL,
+  photos_id TEXT NOT NULL,
+  description TEXT,
+  raw_description TEXT,
+  fbcomments TEXT,
+  shop_id TEXT NOT NULL,
+  shop_name TEXT NOT NULL,
+  shop_url TEXT NOT NULL,
+  shop_image TEXT,
+  shop_items_url TEXT NOT NULL,
+  raw TEXT NOT NULL,
     PRIMARY KEY (id, valid_from_run)
   );
   CREATE UNIQUE INDEX item_versions_current ON item_versions (id) WHERE valid_to_run IS NULL;
@@ -69,7 +61,26 @@ const MIGRATIONS: readonly string[] = [
     id TEXT NOT NULL,
     page INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    ${ITEM_COLUMNS},
+    title TEXT NOT NULL,
+  price TEXT NOT NULL,
+  original_price TEXT,
+  currency TEXT,
+  quantity INTEGER NOT NULL,
+  published INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  url TEXT NOT NULL,
+  web_url TEXT,
+  photos TEXT NOT NULL,
+  photos_id TEXT NOT NULL,
+  description TEXT,
+  raw_description TEXT,
+  fbcomments TEXT,
+  shop_id TEXT NOT NULL,
+  shop_name TEXT NOT NULL,
+  shop_url TEXT NOT NULL,
+  shop_image TEXT,
+  shop_items_url TEXT NOT NULL,
+  raw TEXT NOT NULL,
     PRIMARY KEY (run, id)
   );
 
@@ -98,13 +109,68 @@ const MIGRATIONS: readonly string[] = [
     id TEXT NOT NULL,
     page INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    ${NULLABLE_ITEM_COLUMNS},
+    title TEXT,
+  price TEXT,
+  original_price TEXT,
+  currency TEXT,
+  quantity INTEGER,
+  published INTEGER,
+  created_at TEXT,
+  url TEXT,
+  web_url TEXT,
+  photos TEXT,
+  photos_id TEXT,
+  description TEXT,
+  raw_description TEXT,
+  fbcomments TEXT,
+  shop_id TEXT,
+  shop_name TEXT,
+  shop_url TEXT,
+  shop_image TEXT,
+  shop_items_url TEXT,
+  raw TEXT,
     PRIMARY KEY (run, id)
   );
-  INSERT INTO staged_items_v2 (run, id, page, hash, ${ITEM_COLUMN_NAMES})
-    SELECT run, id, page, hash, ${ITEM_COLUMN_NAMES} FROM staged_items;
+  INSERT INTO staged_items_v2 (run, id, page, hash, title, price, original_price, currency, quantity, published, created_at, url, web_url, photos, photos_id, description, raw_description, fbcomments, shop_id, shop_name, shop_url, shop_image, shop_items_url, raw)
+    SELECT run, id, page, hash, title, price, original_price, currency, quantity, published, created_at, url, web_url, photos, photos_id, description, raw_description, fbcomments, shop_id, shop_name, shop_url, shop_image, shop_items_url, raw FROM staged_items;
   DROP TABLE staged_items;
   ALTER TABLE staged_items_v2 RENAME TO staged_items;
+  `,
+  // Each item is written once per run: a run writes its new and changed versions straight into
+  // item_versions and closes the versions they supersede at itself (invisible until the run is
+  // complete), and notes every id it read in run_seen. The staged rows of the latest run, when it is
+  // unfinished, become exactly that, so that it still resumes where it stopped; no other run resumes.
+  `
+  DROP INDEX item_versions_current;
+  CREATE INDEX item_versions_open ON item_versions (id) WHERE valid_to_run IS NULL;
+  CREATE TABLE run_seen (
+    run INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (run, id)
+  ) WITHOUT ROWID;
+  CREATE TEMP VIEW resumable AS
+    SELECT run FROM runs WHERE status <> 'complete' AND run = (SELECT max(run) FROM runs);
+  INSERT INTO run_seen (run, id) SELECT run, id FROM staged_items WHERE run = (SELECT run FROM resumable);
+  UPDATE item_versions SET valid_to_run = (SELECT run FROM resumable)
+   WHERE valid_to_run IS NULL
+     AND id IN (SELECT s.id FROM staged_items s
+                 WHERE s.run = (SELECT run FROM resumable) AND s.raw IS NOT NULL AND s.hash <> item_versions.hash);
+  INSERT INTO item_versions (id, valid_from_run, valid_to_run, hash, title, price, original_price, currency, quantity, published, created_at, url, web_url, photos, photos_id, description, raw_description, fbcomments, shop_id, shop_name, shop_url, shop_image, shop_items_url, raw)
+    SELECT s.id, s.run, NULL, s.hash, s.title, s.price, s.original_price, s.currency, s.quantity, s.published, s.created_at, s.url, s.web_url, s.photos, s.photos_id, s.description, s.raw_description, s.fbcomments, s.shop_id, s.shop_name, s.shop_url, s.shop_image, s.shop_items_url, s.raw
+      FROM staged_items s
+     WHERE s.run = (SELECT run FROM resumable) AND s.raw IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM item_versions v
+                        WHERE v.id = s.id AND v.valid_to_run IS NULL AND v.hash = s.hash);
+  DROP VIEW resumable;
+  DROP TABLE staged_items;
+  `,
+  // Which complete run the published feeds reflect (src/store/published.ts): one row once published.
+  `
+  CREATE TABLE published (
+    slot INTEGER PRIMARY KEY CHECK (slot = 1),
+    run INTEGER NOT NULL,
+    published_at TEXT NOT NULL
+  );
   `,
 ];
 

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
@@ -14,14 +14,26 @@ export interface Store {
 /** Long enough to wait out another process's page commit, short enough to report a stuck writer. */
 const BUSY_TIMEOUT_MS = 10_000;
 
+/**
+ * What the WAL is truncated to after a checkpoint: no transaction spans the shop, so the automatic
+ * checkpoints (every 1,000 pages) keep it near this size during a long sync.
+ */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+export interface OpenOptions {
+  /** How long to wait for another process's lock before saying the store is locked. */
+  readonly busyTimeoutMs?: number;
+}
+
 /** Opens (creating if needed) the store file and brings its schema up to date. */
-export function openStore(file: string): Store {
+export function openStore(file: string, options: OpenOptions = {}): Store {
   let db: Database.Database | undefined;
   try {
     mkdirSync(path.dirname(file), { recursive: true });
     db = new Database(file);
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
+    db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db);
@@ -39,11 +51,35 @@ export function openStore(file: string): Store {
   });
 }
 
-/** A StoreError whose one sentence names the file and the underlying cause (SQLite or the OS). */
+/**
+ * A StoreError whose one sentence names the file and the cause: another process holding it locked
+ * (retryable: code STORE_LOCKED), a folder that cannot be written, or what SQLite or the OS said.
+ */
 export function storeError(what: string, file: string, cause: unknown): StoreError {
   if (cause instanceof StoreError) return cause;
   const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-  const code = (cause as { code?: unknown }).code;
-  const busy = code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
-  return new StoreError(`${what}: ${reason}.`, file, busy, { cause });
+  const code = String((cause as { code?: unknown } | null)?.code ?? '');
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+    return new StoreError(`${what}: another process holds it locked (${reason}).`, file, true, { cause });
+  const readOnly = READ_ONLY_CODES.some((prefix) => code.startsWith(prefix)) ? readOnlyFolder(file) : null;
+  if (readOnly !== null)
+    return new StoreError(`${what}: the folder ${readOnly} is read-only (${reason}).`, file, false, {
+      cause,
+    });
+  return new StoreError(`${what}: ${reason}.`, file, false, { cause });
+}
+
+/** Failures that a folder without write permission (or a read-only file system) causes. */
+const READ_ONLY_CODES = ['SQLITE_READONLY', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'EACCES', 'EPERM', 'EROFS'];
+
+/** The nearest existing folder of `file` when it cannot be written; null when it can. */
+function readOnlyFolder(file: string): string | null {
+  let folder = path.dirname(file);
+  while (!existsSync(folder) && path.dirname(folder) !== folder) folder = path.dirname(folder);
+  try {
+    accessSync(folder, constants.W_OK);
+    return null;
+  } catch {
+    return folder;
+  }
 }

@@ -1,5 +1,6 @@
 import { UsageError } from '../errors.js';
 import type { Store } from './open.js';
+import { publishedRun } from './published.js';
 
 export interface PruneResult {
   /** The runs deleted, oldest first. */
@@ -11,7 +12,8 @@ export interface PruneResult {
 /**
  * Keeps the latest `keep` complete runs and everything they need. A version is needed by a kept run
  * when it was still current at the oldest kept run or opened after it, so versions closed at or
- * before that run go; failed runs older than it go with their staged and invalid items.
+ * before that run go; failed runs older than it go with their staged and invalid items. The run the
+ * published feeds reflect is always kept: the next feeds count their changes from it.
  */
 export function pruneRuns(store: Store, keep: number): PruneResult {
   if (!Number.isInteger(keep) || keep < 1)
@@ -19,11 +21,12 @@ export function pruneRuns(store: Store, keep: number): PruneResult {
   const { db } = store;
   return db
     .transaction((): PruneResult => {
-      const oldestKept = db
+      const oldestByCount = db
         .prepare("SELECT run FROM runs WHERE status = 'complete' ORDER BY run DESC LIMIT 1 OFFSET ?")
         .pluck()
         .get(keep - 1) as number | undefined;
-      if (oldestKept === undefined) return { runs: [], versions: 0 };
+      if (oldestByCount === undefined) return { runs: [], versions: 0 };
+      const oldestKept = Math.min(oldestByCount, publishedRun(store) ?? oldestByCount);
       const runs = db
         .prepare("SELECT run FROM runs WHERE run < ? AND status <> 'running' ORDER BY run")
         .pluck()

@@ -1,7 +1,7 @@
 import type { Item } from '../domain/item.js';
 import { ApiError, ProtocolError } from '../errors.js';
 import type { Store } from './open.js';
-import { stageConfirmed, unstagedCurrentItems } from './staging.js';
+import { closeRemoved, forEachCandidateSlice, isRemovalCandidate, stageConfirmed } from './staging.js';
 
 /** The item at `url`: null when the marketplace says it is gone. */
 export type FetchItem = (url: string) => Promise<Item | null>;
@@ -17,9 +17,9 @@ export interface RemovalSources {
 }
 
 export interface RemovalCheck {
-  /** Items the listing did not show that are still there: staged, not retired. */
+  /** Items the listing did not show that are still there: written, not retired. */
   stillPresent: number;
-  /** Items confirmed gone: the commit retires them. */
+  /** Items confirmed gone: retired by this run (visible once it is complete). */
   gone: number;
   /** Whether the listing was read a second time. */
   relisted: boolean;
@@ -29,7 +29,9 @@ export interface RemovalCheck {
  * A listing that moves while it is read can skip items that are still there. Before the commit
  * retires an item of the previous snapshot that this run did not read, confirm it is gone: by its URL
  * (404) when there are few and their URLs can tell, otherwise by a second look at the listing. An
- * item found either way is staged with its current values. Correctness comes before speed.
+ * item found either way is written with its current values; the others are retired by this run.
+ * Correctness comes before speed. Only candidates few enough to look up one by one are held in
+ * memory; a second look at the listing asks the store about each item instead.
  */
 export async function confirmRemovals(
   store: Store,
@@ -37,16 +39,33 @@ export async function confirmRemovals(
   sources: RemovalSources,
   concurrency = 8,
 ): Promise<RemovalCheck> {
-  const candidates = unstagedCurrentItems(store, run);
-  const byUrl =
-    sources.fetchItem && candidates.length <= sources.relistCost
-      ? await lookUpAll(candidates, sources.fetchItem, concurrency)
-      : { present: [], undecided: candidates };
-  const relisted = byUrl.undecided.length > 0;
-  const inListing = relisted ? await findInListing(byUrl.undecided, sources.relist) : [];
-  const present = [...byUrl.present, ...inListing];
-  stageConfirmed(store, run, present);
-  return { stillPresent: present.length, gone: candidates.length - present.length, relisted };
+  const few: Item[] = [];
+  let count = 0;
+  await forEachCandidateSlice(store, run, (candidates) => {
+    count += candidates.length;
+    if (few.length <= sources.relistCost)
+      few.push(...candidates.slice(0, sources.relistCost + 1 - few.length));
+  });
+  let present = 0;
+  let wanted: WantedItems = { size: count, has: (id) => isRemovalCandidate(store, run, id) };
+  if (sources.fetchItem && count > 0 && count <= sources.relistCost) {
+    const byUrl = await lookUpAll(few, sources.fetchItem, concurrency);
+    stageConfirmed(store, run, byUrl.present);
+    present += byUrl.present.length;
+    const undecided = new Set(byUrl.undecided.map((item) => item.id));
+    wanted = { size: undecided.size, has: (id) => undecided.delete(id) };
+  }
+  const relisted = wanted.size > 0;
+  if (relisted) present += await findInListing(store, run, wanted, sources.relist);
+  const gone = await closeRemoved(store, run);
+  return { stillPresent: present, gone, relisted };
+}
+
+/** The candidates a second look at the listing is for. */
+interface WantedItems {
+  readonly size: number;
+  /** Whether `id` is wanted and not yet found. */
+  has(id: string): boolean;
 }
 
 interface Lookups {
@@ -78,15 +97,25 @@ async function lookUpAll(
   return result;
 }
 
-/** The candidates the listing shows on a second read; it stops as soon as all are found. */
-async function findInListing(candidates: readonly Item[], relist: RemovalSources['relist']): Promise<Item[]> {
-  const wanted = new Set(candidates.map((item) => item.id));
-  const found: Item[] = [];
+/**
+ * Writes the wanted items a second read of the listing shows, page by page; it stops as soon as all
+ * are found. Returns how many were found.
+ */
+async function findInListing(
+  store: Store,
+  run: number,
+  wanted: WantedItems,
+  relist: RemovalSources['relist'],
+): Promise<number> {
+  let found = 0;
   for await (const page of relist()) {
-    for (const item of page.items) {
-      if (wanted.delete(item.id)) found.push(item);
-    }
-    if (wanted.size === 0) break;
+    const onPage = new Set<string>();
+    const present = page.items.filter(
+      (item) => !onPage.has(item.id) && onPage.add(item.id) && wanted.has(item.id),
+    );
+    stageConfirmed(store, run, present);
+    found += present.length;
+    if (found >= wanted.size) break;
   }
   return found;
 }

@@ -1,13 +1,10 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Store } from './open.js';
 
 export type RunStatus = 'complete' | 'failed' | 'running';
 
-/** One run of a shop as `shop-sync runs` shows it. */
-export interface RunSummary {
-  run: number;
-  status: RunStatus;
-  started_at: string;
-  finished_at: string | null;
+/** What a run counted: the sync summary and the runs listing are both built from it. */
+export interface RunCounts {
   pages: number;
   items: number;
   added: number;
@@ -16,17 +13,36 @@ export interface RunSummary {
   invalid: number;
 }
 
-/** What the store remembers of a run beyond its summary: where to resume and why it stopped. */
+/** The counts in the order the contract shows them; also the `runs` table's columns of the same names. */
+export const RUN_COUNT_FIELDS: readonly (keyof RunCounts)[] = [
+  'pages',
+  'items',
+  'added',
+  'updated',
+  'removed',
+  'invalid',
+];
+
+/** One run of a shop as `shop-sync runs` shows it; `error` says why a failed run stopped. */
+export interface RunSummary extends RunCounts {
+  run: number;
+  status: RunStatus;
+  started_at: string;
+  finished_at: string | null;
+  error: string | null;
+}
+
+/** What the store remembers of a run beyond its summary: where to resume. */
 export interface RunDetail extends RunSummary {
   query: string;
   heartbeat_at: string;
   checkpoint_page: number;
   resumed_from_page: number | null;
-  error: string | null;
 }
 
-const SUMMARY_COLUMNS =
-  'run, status, started_at, finished_at, pages, items, added, updated, removed, invalid';
+const SUMMARY_COLUMNS = ['run', 'status', 'started_at', 'finished_at', ...RUN_COUNT_FIELDS, 'error'].join(
+  ', ',
+);
 
 export function listRuns(store: Store): RunSummary[] {
   return store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`).all() as RunSummary[];
@@ -81,8 +97,8 @@ export interface BeginRunOptions {
 
 /**
  * Starts a run, or resumes the latest one if it was interrupted recently while reading the same
- * query. Any other unfinished run is marked failed and its staged items dropped: nothing will resume it.
- * Call while holding the shop's lease.
+ * query. Any other unfinished run is marked failed: nothing will resume it, and `discardUnfinishedRuns`
+ * deletes what it wrote. Call while holding the shop's lease.
  */
 export function beginRun(store: Store, options: BeginRunOptions): RunStart {
   const now = (options.now ?? new Date()).toISOString();
@@ -103,9 +119,6 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
       db.prepare(
         "UPDATE runs SET status = 'failed', finished_at = coalesce(finished_at, ?), error = coalesce(error, 'interrupted') WHERE status = 'running'",
       ).run(now);
-      db.prepare(
-        "DELETE FROM staged_items WHERE run IN (SELECT run FROM runs WHERE status = 'failed')",
-      ).run();
       const run = db
         .prepare(
           "INSERT INTO runs (status, query, started_at, heartbeat_at) VALUES ('running', ?, ?, ?) RETURNING run",
@@ -130,4 +143,60 @@ export function failRun(store: Store, run: number, reason: string, now = new Dat
       "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE run = ? AND status = 'running'",
     )
     .run(now.toISOString(), reason, run);
+}
+
+/** Rows deleted per transaction when a run's data is discarded: short enough not to block the event loop. */
+const DISCARD_SLICE = 2000;
+
+/**
+ * Deletes what a run wrote that no reader will ever need: its `run_seen` rows, and for a run that will
+ * never complete its versions and invalid items too, reopening the versions it closed. Slice by slice, yielding to the event loop between
+ * them; a process killed half way leaves rows that the next sync discards.
+ */
+export async function discardRunData(
+  store: Store,
+  run: number,
+  options: { complete: boolean },
+): Promise<void> {
+  const { db } = store;
+  const statements = [
+    db.prepare(
+      'DELETE FROM run_seen WHERE run = @run AND id IN (SELECT id FROM run_seen WHERE run = @run LIMIT @limit)',
+    ),
+  ];
+  if (!options.complete) {
+    statements.push(
+      db.prepare(
+        'DELETE FROM item_versions WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_from_run = @run LIMIT @limit)',
+      ),
+      db.prepare(
+        'UPDATE item_versions SET valid_to_run = NULL WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_to_run = @run LIMIT @limit)',
+      ),
+      db.prepare(
+        'DELETE FROM invalid_items WHERE rowid IN (SELECT rowid FROM invalid_items WHERE run = @run LIMIT @limit)',
+      ),
+    );
+  }
+  for (const statement of statements) {
+    while (statement.run({ run, limit: DISCARD_SLICE }).changes > 0) await setImmediate();
+  }
+}
+
+/**
+ * Cleans up after every run that will not be resumed: unfinished runs other than `current` lose what
+ * they wrote (their `runs` row stays, with its error), complete runs their leftover `run_seen` rows.
+ */
+export async function discardUnfinishedRuns(store: Store, current: number): Promise<number[]> {
+  const runs = store.db
+    .prepare(
+      `SELECT run, status = 'complete' FROM runs WHERE run <> ? AND (
+         status <> 'complete' AND (EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run = runs.run)
+                                   OR EXISTS (SELECT 1 FROM item_versions WHERE valid_to_run = runs.run)
+                                   OR EXISTS (SELECT 1 FROM invalid_items WHERE invalid_items.run = runs.run))
+         OR EXISTS (SELECT 1 FROM run_seen WHERE run_seen.run = runs.run))`,
+    )
+    .raw()
+    .all(current) as [number, 0 | 1][];
+  for (const [run, complete] of runs) await discardRunData(store, run, { complete: complete === 1 });
+  return runs.filter(([, complete]) => complete === 0).map(([run]) => run);
 }

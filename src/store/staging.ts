@@ -1,6 +1,7 @@
+import { setImmediate } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
-import { ITEM_COLUMNS, itemHash, itemValues, rowToItem, type SqlValue } from './item-row.js';
+import { ITEM_COLUMNS, itemHash, itemValues, rowToItem } from './item-row.js';
 import type { Store } from './open.js';
 
 /** One page as the reader delivered it. */
@@ -35,7 +36,7 @@ export function stagePages(
       let fresh = 0;
       let invalid = 0;
       for (const page of pages) {
-        fresh += insertItems(statements, run, page.page, page.items);
+        fresh += writeItems(statements, run, page.items);
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
         invalid += page.invalid.length;
       }
@@ -63,6 +64,8 @@ export class StagingBatch {
     private readonly run: number,
     private readonly guard: () => void,
     private readonly limits: BatchLimits,
+    /** Called once a batch is stored (the fault suite kills the process there). */
+    private readonly onStaged: () => void = () => undefined,
   ) {
     this.flushedAt = Date.now();
   }
@@ -79,68 +82,69 @@ export class StagingBatch {
     const pages = this.pending;
     this.pending = [];
     this.flushedAt = Date.now();
+    if (pages.length === 0) return;
     stagePages(this.store, this.run, pages, this.guard);
+    this.onStaged();
   }
 }
 
-/** Stages items found still present while confirming removals; they are part of the run like any other. */
+/** Writes items found still present while confirming removals; they are part of the run like any other. */
 export function stageConfirmed(store: Store, run: number, items: readonly Item[]): void {
+  if (items.length === 0) return;
   const statements = stagingStatements(store.db);
   store.db
     .transaction(() => {
-      const fresh = insertItems(statements, run, CONFIRMED_PAGE, items);
+      const fresh = writeItems(statements, run, items);
       statements.countConfirmed.run(fresh, run);
     })
     .immediate();
 }
 
 /**
- * Inserts or refreshes staged rows; returns how many ids were new to the run. An item whose values
- * hash as its open version's is staged compact (id, page and hash only): the commit has nothing to
- * copy from it, and most items of a steady shop are such items.
+ * Writes what the run read; returns how many ids were new to the run. Every id read is noted in
+ * `run_seen` (an id read twice counts once). An item whose values hash as its current version's writes
+ * nothing more. A new or changed one writes its version, opened by this run, and closes the version
+ * it supersedes at this run: readers of complete runs see neither change until the run is complete
+ * (see `VALID_AT`). Read again within the run, the values read last win: the run's version is
+ * replaced, or dropped and the previous one reopened when the item is back to it.
  */
-function insertItems(
-  statements: StagingStatements,
-  run: number,
-  page: number,
-  items: readonly Item[],
-): number {
+function writeItems(s: StagingStatements, run: number, items: readonly Item[]): number {
   let fresh = 0;
   for (const item of items) {
     const hash = itemHash(item);
-    const inserted =
-      statements.currentHash.get(item.id) === hash
-        ? stageCompact(statements, run, page, item.id, hash)
-        : stageFull(statements, run, page, itemValues(item, hash));
-    if (inserted) fresh += 1;
+    const first = s.markSeen.run(run, item.id).changes === 1;
+    if (first) fresh += 1;
+    const written = first ? undefined : s.runVersionHash.get(item.id, run);
+    if (written === hash) continue;
+    const current = s.currentVersion.get(item.id, run, run);
+    if (current?.[0] === hash) {
+      if (current[1] === run) s.reopen.run(item.id, run);
+      if (written !== undefined) s.dropRunVersion.run(item.id, run);
+      continue;
+    }
+    if (current?.[1] === null) s.close.run(run, item.id, run);
+    if (written !== undefined) s.replaceRunVersion.run(...itemValues(item, hash).slice(1), item.id, run);
+    else s.insertVersion.run(run, ...itemValues(item, hash));
   }
   return fresh;
 }
 
-function stageCompact(s: StagingStatements, run: number, page: number, id: string, hash: string): boolean {
-  if (s.insertCompact.run(run, page, id, hash).changes === 1) return true;
-  s.refreshCompact.run(page, hash, run, id);
-  return false;
-}
-
-function stageFull(s: StagingStatements, run: number, page: number, values: SqlValue[]): boolean {
-  if (s.insertFull.run(run, page, ...values).changes === 1) return true;
-  s.refreshFull.run(page, ...values.slice(1), run, values[0]);
-  return false;
-}
-
 interface StagingStatements {
-  readonly currentHash: Database.Statement<[string], string>;
-  readonly insertCompact: Database.Statement;
-  readonly refreshCompact: Database.Statement;
-  readonly insertFull: Database.Statement;
-  readonly refreshFull: Database.Statement;
+  readonly markSeen: Database.Statement;
+  /** [hash, valid_to_run] of the item's version current at the latest complete run (or closed by this run). */
+  readonly currentVersion: Database.Statement<[string, number, number], [string, number | null]>;
+  readonly runVersionHash: Database.Statement<[string, number], string>;
+  readonly insertVersion: Database.Statement;
+  readonly replaceRunVersion: Database.Statement;
+  readonly dropRunVersion: Database.Statement;
+  readonly close: Database.Statement;
+  readonly reopen: Database.Statement;
   readonly addInvalid: Database.Statement;
   readonly checkpoint: Database.Statement;
   readonly countConfirmed: Database.Statement;
 }
 
-/** Prepared once per connection: a page is staged with the same few statements every time. */
+/** Prepared once per connection: a page is written with the same few statements every time. */
 const prepared = new WeakMap<Database.Database, StagingStatements>();
 
 function stagingStatements(db: Database.Database): StagingStatements {
@@ -148,24 +152,29 @@ function stagingStatements(db: Database.Database): StagingStatements {
   if (known) return known;
   const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
   const statements: StagingStatements = {
-    currentHash: db
-      .prepare<[string], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_to_run IS NULL')
+    markSeen: db.prepare('INSERT OR IGNORE INTO run_seen (run, id) VALUES (?, ?)'),
+    currentVersion: db
+      .prepare<[string, number, number], [string, number | null]>(
+        `SELECT hash, valid_to_run FROM item_versions WHERE id = ? AND valid_from_run < ?
+           AND (valid_to_run IS NULL OR valid_to_run = ?)`,
+      )
+      .raw(),
+    runVersionHash: db
+      .prepare<[string, number], string>('SELECT hash FROM item_versions WHERE id = ? AND valid_from_run = ?')
       .pluck(),
-    insertCompact: db.prepare('INSERT OR IGNORE INTO staged_items (run, page, id, hash) VALUES (?, ?, ?, ?)'),
-    refreshCompact: db.prepare(
-      `UPDATE staged_items SET page = ?, hash = ?, ${valueColumns
-        .filter((c) => c !== 'hash')
-        .map((c) => `${c} = NULL`)
-        .join(', ')} WHERE run = ? AND id = ?`,
+    insertVersion: db.prepare(
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')})
+         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
     ),
-    insertFull: db.prepare(
-      `INSERT OR IGNORE INTO staged_items (run, page, ${ITEM_COLUMNS.join(', ')})
-         VALUES (?, ?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
+    replaceRunVersion: db.prepare(
+      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')}
+         WHERE id = ? AND valid_from_run = ?`,
     ),
-    refreshFull: db.prepare(
-      `UPDATE staged_items SET page = ?, ${valueColumns.map((c) => `${c} = ?`).join(', ')}
-         WHERE run = ? AND id = ?`,
+    dropRunVersion: db.prepare('DELETE FROM item_versions WHERE id = ? AND valid_from_run = ?'),
+    close: db.prepare(
+      'UPDATE item_versions SET valid_to_run = ? WHERE id = ? AND valid_to_run IS NULL AND valid_from_run < ?',
     ),
+    reopen: db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE id = ? AND valid_to_run = ?'),
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
       `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
@@ -177,20 +186,64 @@ function stagingStatements(db: Database.Database): StagingStatements {
   return statements;
 }
 
+/** Open versions of complete runs that `run` has neither read nor seen as invalid: removal candidates. */
+const CANDIDATES = `FROM item_versions v INDEXED BY item_versions_open
+  WHERE v.valid_to_run IS NULL AND v.valid_from_run < @run
+    AND NOT EXISTS (SELECT 1 FROM run_seen s WHERE s.run = @run AND s.id = v.id)
+    AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = @run AND i.id = v.id)`;
+
+/** Open versions per slice of a scan: one slice is one short synchronous stretch. */
+const SLICE = 2000;
+
 /**
- * Items of the latest complete snapshot that this run has not staged (nor seen as invalid): the
- * candidates for removal, to be confirmed one by one before anything is retired.
+ * Calls `visit` with the removal candidates of `run` among each slice of open versions, in id order,
+ * yielding to the event loop between slices: no statement scans the whole shop at once.
  */
-export function unstagedCurrentItems(store: Store, run: number): Item[] {
-  const rows = store.db
+export async function forEachCandidateSlice(
+  store: Store,
+  run: number,
+  visit: (candidates: Item[]) => void,
+): Promise<void> {
+  const sliceEnd = store.db
     .prepare(
-      `SELECT ${ITEM_COLUMNS.join(', ')} FROM item_versions v
-        WHERE v.valid_to_run IS NULL
-          AND NOT EXISTS (SELECT 1 FROM staged_items s WHERE s.run = ? AND s.id = v.id)
-          AND NOT EXISTS (SELECT 1 FROM invalid_items i WHERE i.run = ? AND i.id = v.id)
-        ORDER BY v.id`,
+      `SELECT max(id) FROM (SELECT id FROM item_versions INDEXED BY item_versions_open
+        WHERE valid_to_run IS NULL AND id > @after ORDER BY id LIMIT ${SLICE})`,
     )
-    .raw()
-    .all(run, run) as unknown[][];
-  return rows.map(rowToItem);
+    .pluck();
+  const inSlice = store.db
+    .prepare(
+      `SELECT ${ITEM_COLUMNS.map((c) => `v.${c}`).join(', ')} ${CANDIDATES}
+          AND v.id > @after AND v.id <= @last ORDER BY v.id`,
+    )
+    .raw();
+  let after = '';
+  for (;;) {
+    const last = sliceEnd.get({ after }) as string | null;
+    if (last === null) return;
+    visit((inSlice.all({ run, after, last }) as unknown[][]).map(rowToItem));
+    after = last;
+    await setImmediate();
+  }
+}
+
+/** Whether `id` is still a removal candidate of `run`. */
+export function isRemovalCandidate(store: Store, run: number, id: string): boolean {
+  return store.db.prepare(`SELECT 1 ${CANDIDATES} AND v.id = @id`).pluck().get({ run, id }) === 1;
+}
+
+/**
+ * Closes the versions of every remaining removal candidate at `run` (confirmed gone), slice by slice;
+ * like the run's other writes, readers see it only once the run is complete. Returns how many.
+ */
+export async function closeRemoved(store: Store, run: number): Promise<number> {
+  const close = store.db.prepare(
+    'UPDATE item_versions SET valid_to_run = @run WHERE id = @id AND valid_to_run IS NULL AND valid_from_run < @run',
+  );
+  let closed = 0;
+  await forEachCandidateSlice(store, run, (gone) => {
+    store.db.transaction(() => {
+      for (const item of gone) closed += close.run({ run, id: item.id }).changes;
+    })();
+  });
+  return closed;
 }

@@ -63,7 +63,7 @@ describe('keeping the token fresh', () => {
     const s = await start({ items: 300, expiresIn: 0.3, faults: { latencyMs: 20 } });
     const store = new RecordingTokenStore();
     client = clientFor(s, { tokenStore: store });
-    const reading = await readAll(client, { perPage: 10, concurrency: 1 });
+    const reading = await readAll(client, { perPage: 10, maxInFlight: 1 });
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
     const { password, refresh_token } = s.stats().tokenRequests;
     expect(password).toBe(1);
@@ -92,7 +92,7 @@ describe('keeping the token fresh', () => {
   it('logs in again when refreshed tokens are refused, and stops refreshing after the first', async () => {
     const s = await start({ items: 400, expiresIn: 0.2, faults: { refreshDeadEnd: true, latencyMs: 20 } });
     client = clientFor(s);
-    const reading = await readAll(client, { perPage: 10, concurrency: 2 });
+    const reading = await readAll(client, { perPage: 10, maxInFlight: 2 });
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
     const stats = s.stats();
     expect(stats.faultsInjected.refreshDeadEnd).toBeGreaterThan(0);
@@ -118,7 +118,7 @@ describe('secrets', () => {
     const { logger, output } = capturedLogger();
     const store = new RecordingTokenStore();
     client = clientFor(s, { logger, tokenStore: store });
-    const reading = await readAll(client, { perPage: 10, concurrency: 4 });
+    const reading = await readAll(client, { perPage: 10, maxInFlight: 4 });
     expect(reading.items).toHaveLength(600);
     const log = output();
     expect(log).toContain('retrying after');

@@ -106,6 +106,18 @@ describe('HttpClient', () => {
     expect(reached).toBe(0);
   });
 
+  it.each([
+    ['/v2/items?access_token=abc123', '/v2/items?access_token=[redacted]'],
+    ['items2?page=2', '/api/v1/sell/shop/items2?page=2'],
+    ['../other', '/api/v1/sell/other'],
+  ])('shows a relative redirect to %s resolved against the request URL', async (location, shownPath) => {
+    const base = await serve((_req, res) => res.writeHead(301, { location }).end());
+    const failure = client(`${base}/api/`).request({ method: 'GET', path: '/v1/sell/shop/items?page=1' });
+    await expect(failure).rejects.toThrow(
+      `GET /v1/sell/shop/items?page=1 was redirected (HTTP 301) to ${base}${shownPath}; redirects are not followed`,
+    );
+  });
+
   it('refuses a response larger than the cap, without retrying', async () => {
     const base = await serve((_req, res) => res.end('x'.repeat(200_000)));
     const failure = client(base, { maxResponseBytes: 100_000 }).request({ method: 'GET', path: '/big' });

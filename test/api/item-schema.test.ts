@@ -135,6 +135,20 @@ describe('normaliseItem', () => {
     });
   });
 
+  it.each([
+    [{ price: '-12.50' }, 'price: a price cannot be negative: -12.5'],
+    [{ price: -0.01 }, 'price: a price cannot be negative: -0.01'],
+    [{ original_price: '-3' }, 'original_price: a price cannot be negative: -3'],
+  ])('reports a negative price as invalid: %j', (prices, reason) => {
+    const result = normalise({ ...base, ...prices });
+    expect(result).toEqual({ ok: false, invalid: { id: 'it-1', page: 4, reason } });
+  });
+
+  it('accepts a zero price however it is signed', () => {
+    const result = normalise({ ...base, price: '-0.00', original_price: 0 });
+    expect(result.ok && [result.item.price, result.item.original_price]).toEqual(['0', '0']);
+  });
+
   it('reports an item without a readable id with a null id', () => {
     const result = normalise({ title: 'x' });
     expect(result.ok).toBe(false);

@@ -36,7 +36,7 @@ describe('reading the listing', () => {
   });
 
   it('keeps the raw JSON of each item as sent', async () => {
-    const reading = await expectTruth({ perPage: 30, concurrency: 1 });
+    const reading = await expectTruth({ perPage: 30, maxInFlight: 1 });
     for (const item of reading.items.slice(0, 50)) expect(JSON.parse(item.raw).id).toBe(item.id);
   });
 
@@ -55,7 +55,7 @@ describe('reading the listing', () => {
 
   it('honours a Retry-After given as an HTTP date', async () => {
     sim.setFaults({ rate429: 0.05, retryAfter: 'date' });
-    await expectTruth({ perPage: 100, concurrency: 8 });
+    await expectTruth({ perPage: 100, maxInFlight: 8 });
     expect(sim.stats().faultsInjected.status429).toBeGreaterThan(0);
   });
 
@@ -82,14 +82,16 @@ describe('reading the listing', () => {
   });
 
   it('reads the same with or without read-ahead', async () => {
-    for (const concurrency of [1, 3, 16]) await expectTruth({ perPage: 50, concurrency });
+    for (const maxInFlight of [1, 3, 16]) await expectTruth({ perPage: 50, maxInFlight });
   });
 
-  it('stops asking for pages at the first empty page', async () => {
+  it('stops asking for pages at the first empty page, once it has asked for it again', async () => {
     client = clientFor(sim);
     const before = sim.stats().listingRequests;
-    const reading = await readAll(client, { perPage: 100, concurrency: 1 });
-    expect(sim.stats().listingRequests - before).toBe(reading.pages.length + 1);
+    const reading = await readAll(client, { perPage: 100, maxInFlight: 1 });
+    // The empty page twice, and the last page (short: 20 of 37) twice more, to confirm the end.
+    expect(sim.stats().listingRequests - before).toBe(reading.pages.length + 4);
+    expect(reading.pages.map((page) => page.rereads)).toEqual([...Array(40).fill(0), 2]);
   });
 
   it('sends filters in either encoding', async () => {
@@ -108,7 +110,7 @@ describe('a listing that moves while it is read', () => {
   it('yields every id at most once and misses only items the moves skipped or inserted behind the reader', async () => {
     sim.setFaults({ moving: { insertBeforeEvery: 3, removeBehindEvery: 5 } });
     client = clientFor(sim);
-    const reading = await readAll(client, { perPage: 25, concurrency: 1 });
+    const reading = await readAll(client, { perPage: 25, maxInFlight: 1 });
     sim.setFaults({ moving: null });
     const ids = reading.items.map((item) => item.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -159,9 +161,9 @@ describe('failures', () => {
   it('gives up on persistent server errors within the attempts', async () => {
     sim.setFaults({ rate5xx: 1 });
     client = clientFor(sim, { retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, budgetMs: 5_000 } });
-    const failure = readAll(client, { perPage: 10, concurrency: 1 });
+    const failure = readAll(client, { perPage: 10, maxInFlight: 1 });
     await expect(failure).rejects.toThrow(
-      /^GET \/v1\/sell\/shop\/items\?page=1&per_page=10 failed with HTTP 50[023] after 3 attempts \(budget 5s\): /,
+      /^GET \/v1\/sell\/shop\/items\?page=1&per_page=10 failed with HTTP 50[023] after 3 attempts in [\d.]+ s \(budget 5 s\): /,
     );
     await failure.catch((error: ApiError) => expect(error.retryable).toBe(true));
   });
@@ -170,7 +172,7 @@ describe('failures', () => {
     client = clientFor(sim, { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, budgetMs: 1_000 } });
     const pages: number[] = [];
     const reading = (async () => {
-      for await (const page of client.readItems({ perPage: 10, concurrency: 4 })) {
+      for await (const page of client.readItems({ perPage: 10, maxInFlight: 4 })) {
         pages.push(page.page);
         if (page.page === 2) sim.setFaults({ rate5xx: 1 });
       }

@@ -19,6 +19,8 @@ export interface ScriptedAnswer {
   readonly status: number;
   readonly body?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Sends the headers at once, then the body one byte every this many milliseconds. */
+  readonly dripMs?: number;
 }
 
 export interface ScriptedServer {
@@ -37,9 +39,10 @@ export const CREDENTIALS = {
 } as const;
 
 export async function startScripted(
-  answer: (request: ScriptedRequest) => ScriptedAnswer,
+  answer: (request: ScriptedRequest) => ScriptedAnswer | Promise<ScriptedAnswer>,
 ): Promise<ScriptedServer> {
   const requests: ScriptedRequest[] = [];
+  const drips = new Set<NodeJS.Timeout>();
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -50,10 +53,26 @@ export async function startScripted(
       authorization: req.headers.authorization ?? '',
     };
     requests.push(request);
-    const reply = answer(request);
-    res
-      .writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
-      .end(reply.body ?? '');
+    const reply = await answer(request);
+    const headers = { 'content-type': 'application/json', ...reply.headers };
+    if (reply.dripMs === undefined) {
+      res.writeHead(reply.status, headers).end(reply.body ?? '');
+      return;
+    }
+    const bytes = Buffer.from(reply.body ?? '');
+    res.writeHead(reply.status, { ...headers, 'content-length': String(bytes.length) }).flushHeaders();
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (res.destroyed || sent >= bytes.length) {
+        clearInterval(drip);
+        drips.delete(drip);
+        if (!res.destroyed) res.end();
+        return;
+      }
+      res.write(bytes.subarray(sent, sent + 1));
+      sent += 1;
+    }, reply.dripMs);
+    drips.add(drip);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -69,6 +88,7 @@ export async function startScripted(
         .filter((r) => r.url.pathname === '/v1/sell/shop/items')
         .map((r) => Number(r.url.searchParams.get('page'))),
     close: async () => {
+      for (const drip of drips) clearInterval(drip);
       server.closeAllConnections();
       server.close();
       await once(server, 'close');

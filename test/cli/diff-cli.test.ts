@@ -63,7 +63,9 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
         'added',
         'updated',
         'removed',
+        'error',
       ]);
+      expect(run.error).toBeNull();
       expect(run.finished_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     expect(runs[1]).toMatchObject({ run: 2, status: 'complete', added: 1, removed: 1, updated: 3 });
@@ -112,7 +114,7 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
     const none = await cli('diff');
     expect([none.code, none.stderr]).toEqual([
       1,
-      'shop-sync: A diff needs two complete runs; shop shop has 0 complete runs.\n',
+      `shop-sync: A diff needs two complete runs; shop shop has 0 complete runs (no store in DATA_DIR ${temp.dir}).\n`,
     ]);
     await cli('sync');
     const one = await cli('diff');
@@ -151,13 +153,13 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
     );
     const table = (await cli('runs')).stdout.trimEnd().split('\n');
     expect(table[0]).toMatch(
-      /^RUN +STATUS +STARTED +FINISHED +PAGES +ITEMS +ADDED +UPDATED +REMOVED +INVALID$/,
+      /^RUN +STATUS +STARTED +FINISHED +PAGES +ITEMS +ADDED +UPDATED +REMOVED +INVALID +ERROR$/,
     );
     expect(table.slice(1).map((line) => line.split(/ +/).slice(0, 2))).toEqual([
       ['2', 'complete'],
       ['3', 'complete'],
     ]);
     const empty = await runCli(['runs'], { ...env, SHOP_NAME: 'never-synced' });
-    expect(empty.stdout).toBe('Shop never-synced has no runs yet.\n');
+    expect(empty.stdout).toBe(`Shop never-synced has no runs yet (no store in DATA_DIR ${env.DATA_DIR}).\n`);
   });
 });

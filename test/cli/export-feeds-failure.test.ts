@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
@@ -17,26 +17,33 @@ afterAll(async () => {
   temp.cleanup();
 });
 
-describe('shop-sync sync when a feed cannot be replaced', () => {
-  it('exits 1 naming the feed and leaves the previous feeds as they were', async () => {
+describe('shop-sync sync when the feeds cannot be written', () => {
+  it('exits 1 saying the feeds path is a file, leaves it as it was, and catches up on the next sync', async () => {
     const env = simEnv(sim, temp.dir);
     const paths = shopPaths(temp.dir, 'shop');
     expect((await runCli(['sync'], env)).code).toBe(0);
-    const previous = {
-      inventory: readFileSync(paths.inventoryCsv),
-      snapshot: readFileSync(paths.snapshotSqlite),
-    };
-    sim.mutate({ prices: 4, remove: 1 });
-    rmSync(paths.changesCsv);
-    mkdirSync(paths.changesCsv);
+    const truth = sim.mutate({ prices: 4, remove: 1 });
+    rmSync(paths.feedsDir);
+    writeFileSync(paths.feedsDir, 'a file in the way');
 
     const result = await runCli(['sync'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `shop-sync: Cannot write feed ${paths.changesCsv}: EISDIR illegal operation on a directory\n`,
+      `shop-sync: Cannot write the feeds of shop shop: ${paths.feedsDir} is a file where a directory is needed.\n`,
     );
-    expect(readFileSync(paths.inventoryCsv)).toEqual(previous.inventory);
-    expect(readFileSync(paths.snapshotSqlite)).toEqual(previous.snapshot);
-    expect(readdirSync(paths.feedsDir).sort()).toEqual(['changes.csv', 'inventory.csv', 'snapshot.sqlite']);
+    expect(readFileSync(paths.feedsDir, 'utf8')).toBe('a file in the way');
+    const lagging = await runCli(['runs'], env);
+    expect(lagging.stdout).toContain(
+      'The feeds reflect run 1, not the latest complete run 2: their last publication failed.',
+    );
+
+    rmSync(paths.feedsDir);
+    expect((await runCli(['sync'], env)).code).toBe(0);
+    expect((await runCli(['runs'], env)).stdout).not.toContain('The feeds reflect');
+    const changes = readFileSync(paths.changesCsv, 'utf8').trim().split('\n');
+    const kinds = changes.slice(1).map((line) => line.split(',')[0]);
+    expect(kinds.filter((kind) => kind === 'removed')).toHaveLength(truth.removed.length);
+    expect(kinds.filter((kind) => kind === 'updated')).toHaveLength(truth.updated.length);
+    expect(kinds).toHaveLength(truth.removed.length + truth.updated.length);
   });
 });

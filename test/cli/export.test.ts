@@ -70,7 +70,7 @@ describe('shop-sync export', () => {
     const out = path.join(temp.dir, 'export.sqlite');
     const result = await runCli(['export', '--format', 'sqlite', '--out', out], env());
     expect(result).toMatchObject({ code: 0, stderr: '' });
-    expect(querySqlite(out, 'SELECT id, title, price FROM items ORDER BY id')).toEqual(
+    expect(querySqlite(out, 'SELECT id, title, price_text AS price FROM items ORDER BY id')).toEqual(
       latestTruth.map(({ id, title, price }) => ({ id, title, price })),
     );
     expect(querySqlite(out, 'SELECT run, previous_run FROM run')).toEqual([{ run: 2, previous_run: 1 }]);

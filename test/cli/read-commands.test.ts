@@ -46,7 +46,7 @@ describe('reading commands', () => {
       const result = await runCli(['runs', '--shop', shop], { DATA_DIR: temp.dir });
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(
-        `shop-sync: Shop "${shop}" is not configured (configured shops: default).\n`,
+        `shop-sync: Shop "${shop}" is not configured (configured shops: default) and DATA_DIR (${temp.dir}) holds no store for it.\n`,
       );
     }
   });

@@ -23,7 +23,7 @@ it('fails with exit 1 and one sentence when the marketplace stops answering, wit
   const result = await runCli(['sync'], { ...env, SYNC_RETRY_BUDGET_SECONDS: '1', LOG_LEVEL: 'error' });
   expect(result.code).toBe(1);
   expect(result.stderr).toMatch(
-    /^shop-sync: POST \/v1\/oauth\/token failed after \d+ attempts? \(budget 1s\): the connection was refused \(ECONNREFUSED\)\n$/,
+    /^shop-sync: POST \/v1\/oauth\/token failed after \d+ attempts? in [\d.]+ s \(budget 1 s\): the connection was refused \(ECONNREFUSED\)\n$/,
   );
 
   const runs = await runCli(['runs', '--json'], env);

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../src/config.js';
@@ -10,7 +20,8 @@ import { silentLogger } from '../../src/log.js';
 import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
-import { runSync } from '../../src/sync.js';
+import { feedsLag } from '../../src/store/published.js';
+import { runSync, type SyncPoint } from '../../src/sync.js';
 import {
   commitItems,
   makeItem,
@@ -39,13 +50,30 @@ beforeEach(() => {
 });
 afterEach(() => temp.cleanup());
 
-const sync = (extra: Partial<AppConfig> = {}) =>
-  runSync(findShop(config, 'shop'), { config: { ...config, ...extra }, log: silentLogger() });
+const sync = (extra: Partial<AppConfig> = {}, onPoint?: (point: SyncPoint) => void) =>
+  runSync(findShop(config, 'shop'), { config: { ...config, ...extra }, log: silentLogger(), onPoint });
 
-/** Items as `snapshot.sqlite` stores them: booleans 0/1, lists as JSON. */
+function lag() {
+  const store = openStore(paths.store);
+  try {
+    return feedsLag(store);
+  } finally {
+    store.close();
+  }
+}
+
+const feedBytes = () =>
+  [paths.inventoryCsv, paths.changesCsv, paths.snapshotSqlite].map((file) => readFileSync(file));
+
+/** Items as `snapshot.sqlite` stores them: booleans 0/1, lists as JSON, the shop's details apart. */
 function asSnapshotRow(item: SimItem): Record<string, unknown> {
+  const { shop_name: _name, shop_url: _url, shop_image: _image, shop_items_url: _items, ...own } = item;
   return {
-    ...item,
+    ...own,
+    price: Number(item.price),
+    price_text: item.price,
+    original_price: item.original_price === null ? null : Number(item.original_price),
+    original_price_text: item.original_price,
     published: item.published ? 1 : 0,
     photos: JSON.stringify(item.photos),
     photos_id: JSON.stringify(item.photos_id),
@@ -72,6 +100,19 @@ describe('writeFeeds after each complete sync', () => {
       truthById(sim).map(asSnapshotRow),
     );
     expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM changes')).toEqual([]);
+    const shops = new Map(
+      truthById(sim).map((i) => [
+        i.shop_id,
+        {
+          shop_id: i.shop_id,
+          shop_name: i.shop_name,
+          shop_url: i.shop_url,
+          shop_image: i.shop_image,
+          shop_items_url: i.shop_items_url,
+        },
+      ]),
+    );
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM shops')).toEqual([...shops.values()]);
     expect(
       querySqlite(paths.snapshotSqlite, 'SELECT run, shop, items, added, previous_run FROM run'),
     ).toEqual([{ run: 1, shop: 'shop', items: 150, added: 150, previous_run: null }]);
@@ -118,51 +159,211 @@ describe('writeFeeds after each complete sync', () => {
     ]);
     expect(readCsvRecords(`${paths.inventoryCsv}.gz`)).toEqual(truthById(sim).map(inventoryRecord));
     expect(readCsv(`${paths.changesCsv}.gz`)).toEqual([CHANGES_HEADER.split(',')]);
+    const gzipped = statSync(`${paths.inventoryCsv}.gz`).ino;
+    await sync({ feedsGzip: true });
+    expect(statSync(`${paths.inventoryCsv}.gz`).ino).toBe(gzipped);
+    expect(readCsvRecords(`${paths.inventoryCsv}.gz`)).toEqual(truthById(sim).map(inventoryRecord));
+    expect(readCsv(`${paths.changesCsv}.gz`)).toEqual([CHANGES_HEADER.split(',')]);
 
     await sync({ feedsGzip: false });
     expect(readdirSync(paths.feedsDir).sort()).toEqual(['changes.csv', 'inventory.csv', 'snapshot.sqlite']);
   });
 
-  it('leaves every previous feed intact when one of them cannot be replaced', async () => {
+  it('refuses a feeds path that is a file, saying so, and leaves it and the store as they were', async () => {
     await sync();
-    const before = {
-      inventory: readFileSync(paths.inventoryCsv),
-      snapshot: readFileSync(paths.snapshotSqlite),
-    };
-    sim.mutate({ prices: 5, add: 1 });
-    rmSync(paths.changesCsv);
-    mkdirSync(paths.changesCsv);
+    rmSync(paths.feedsDir, { recursive: true });
+    writeFileSync(paths.feedsDir, 'not a directory');
 
     const error = await sync().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as StoreError).message).toBe(
-      `Cannot write feed ${paths.changesCsv}: EISDIR illegal operation on a directory`,
+      `Cannot write the feeds of shop shop: ${paths.feedsDir} is a file where a directory is needed.`,
     );
-    expect(readFileSync(paths.inventoryCsv)).toEqual(before.inventory);
-    expect(readFileSync(paths.snapshotSqlite)).toEqual(before.snapshot);
+    expect(readFileSync(paths.feedsDir, 'utf8')).toBe('not a directory');
+    expect(lag()).toEqual({ published: 1, latestComplete: 2, lagging: true });
+  });
+
+  it('covers the changes of a run whose feeds failed in the next changes feed', async () => {
+    await sync();
+    const first = sortedTruth(sim.mutate({ prices: 3, add: 2, remove: 1 }));
+    rmSync(paths.feedsDir);
+    writeFileSync(paths.feedsDir, 'in the way');
+    await expect(sync()).rejects.toThrow('is a file where a directory is needed');
+    expect(lag()).toEqual({ published: 1, latestComplete: 2, lagging: true });
+
+    rmSync(paths.feedsDir);
+    const second = sortedTruth(sim.mutate({ quantities: 3, add: 1 }));
+    await sync();
+
+    expect(lag()).toEqual({ published: 3, latestComplete: 3, lagging: false });
+    const records = readCsvRecords(paths.changesCsv);
+    expect(records).toEqual(storeChanges(1, 3).map(changeRecord));
+    const ids = (kind: string) => records.filter((r) => r.change === kind).map((r) => r.id);
+    expect(ids('added')).toEqual([...first.added, ...second.added].sort());
+    expect(ids('removed')).toEqual(first.removed);
+    for (const id of [...first.updated, ...second.updated].map((u) => u.id)) {
+      expect(records.find((r) => r.id === id)?.change).toBe('updated');
+    }
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT run, previous_run FROM meta')).toEqual([
+      { run: 3, previous_run: 1 },
+    ]);
+  });
+
+  it('keeps all three previous feeds when the process stops before the switch', async () => {
+    await sync();
+    const before = feedBytes();
+    sim.mutate({ prices: 5, add: 1 });
+    const stop = (point: SyncPoint) => {
+      if (point === 'feed-prepared') throw new Error('killed');
+    };
+    await expect(sync({}, stop)).rejects.toThrow('killed');
+
+    expect(feedBytes()).toEqual(before);
+    expect(lag()).toEqual({ published: 1, latestComplete: 2, lagging: true });
+    await sync();
+    expect(readdirSync(paths.dir).filter((name) => name.startsWith('.feeds'))).toHaveLength(1);
+    expect(readCsvRecords(paths.changesCsv)).toEqual(storeChanges(1, 3).map(changeRecord));
+  });
+
+  it('reports each point of publishing in order, the record last', async () => {
+    await sync();
+    const points: SyncPoint[] = [];
+    await sync({}, (point) => {
+      points.push(point);
+      if (point === 'feeds-renamed') {
+        expect(querySqlite(paths.snapshotSqlite, 'SELECT run FROM meta')).toEqual([{ run: 2 }]);
+        expect(lag().published).toBe(1);
+      }
+    });
+    expect(points.filter((p) => ['feed-prepared', 'feeds-renamed', 'published'].includes(p))).toEqual([
+      'feed-prepared',
+      'feed-prepared',
+      'feed-prepared',
+      'feeds-renamed',
+      'published',
+    ]);
+  });
+
+  it('publishes feeds as a link to one directory and removes what killed writers left', async () => {
+    await sync();
+    const killed = path.join(paths.dir, '.feeds-9-0badf00d');
+    mkdirSync(killed);
+    writeFileSync(path.join(killed, 'inventory.csv'), 'half a feed');
+    writeFileSync(path.join(paths.dir, '.feeds-link-0badf00d.tmp'), '');
+
+    await sync();
+    expect(lstatSync(paths.feedsDir).isSymbolicLink()).toBe(true);
+    const dirs = readdirSync(paths.dir).filter((name) => name.startsWith('.feeds'));
+    expect(dirs).toEqual([readlinkSync(paths.feedsDir)]);
     expect(readdirSync(paths.feedsDir).sort()).toEqual(['changes.csv', 'inventory.csv', 'snapshot.sqlite']);
   });
 
-  it('removes temporary files that a killed writer left beside the feeds', async () => {
-    await sync();
-    const leftovers = ['.inventory.csv.4242.0badf00d.tmp', '.snapshot.sqlite.4242.0badf00d.tmp'];
-    for (const name of leftovers) writeFileSync(path.join(paths.feedsDir, name), 'half a feed');
+  it('upgrades a feeds directory of an earlier version in place, keeping files that are not feeds', async () => {
+    mkdirSync(paths.feedsDir, { recursive: true });
+    for (const name of ['inventory.csv', 'changes.csv', 'snapshot.sqlite', '.inventory.csv.42.0badf00d.tmp'])
+      writeFileSync(path.join(paths.feedsDir, name), 'old feed');
     writeFileSync(path.join(paths.feedsDir, 'notes.txt'), 'not ours');
 
     await sync();
-    expect(readdirSync(paths.feedsDir).sort()).toEqual([
-      'changes.csv',
-      'inventory.csv',
-      'notes.txt',
-      'snapshot.sqlite',
+    expect(lstatSync(paths.feedsDir).isSymbolicLink()).toBe(true);
+    expect(readCsvRecords(paths.inventoryCsv)).toEqual(truthById(sim).map(inventoryRecord));
+    const legacy = readdirSync(paths.dir).filter((name) => name.startsWith('.feeds-legacy-'));
+    expect(legacy).toHaveLength(1);
+    expect(readdirSync(path.join(paths.dir, legacy[0] as string))).toEqual(['notes.txt']);
+  });
+
+  it('reuses the previous feed content when nothing changed, and rebuilds it when something did', async () => {
+    await sync();
+    const first = { csv: statSync(paths.inventoryCsv).ino, snapshot: readFileSync(paths.snapshotSqlite) };
+
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).toBe(first.csv);
+    expect(readCsv(paths.changesCsv)).toEqual([CHANGES_HEADER.split(',')]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT run, previous_run FROM meta')).toEqual([
+      { run: 2, previous_run: 1 },
     ]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM items ORDER BY id')).toEqual(
+      truthById(sim).map(asSnapshotRow),
+    );
+    expect(readFileSync(paths.snapshotSqlite)).not.toEqual(first.snapshot);
+
+    sim.mutate({ quantities: 1 });
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).not.toBe(first.csv);
+    expect(readCsvRecords(paths.inventoryCsv)).toEqual(truthById(sim).map(inventoryRecord));
+    const changed = statSync(paths.inventoryCsv).ino;
+
+    await sync();
+    expect(statSync(paths.inventoryCsv).ino).toBe(changed);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT count(*) AS n FROM changes')).toEqual([{ n: 0 }]);
+    expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM items ORDER BY id')).toEqual(
+      truthById(sim).map(asSnapshotRow),
+    );
+  });
+
+  it('does not reuse feeds that a crash left ahead of the record of them', async () => {
+    const store = openTempStore(temp.dir);
+    const feeds = (run: number, onPoint?: (point: string) => void) =>
+      writeFeeds(store, paths, run, { gzip: false, log: silentLogger(), onPoint });
+    try {
+      const original = [makeItem('a'), makeItem('b')];
+      await feeds(await commitItems(store, [original]));
+      const second = await commitItems(store, [[makeItem('a', { quantity: 7 })]]);
+      const crash = (point: string) => {
+        if (point === 'feeds-renamed') throw new Error('killed');
+      };
+      await expect(feeds(second, crash)).rejects.toThrow('killed');
+      expect(readCsvRecords(paths.inventoryCsv)).toHaveLength(1);
+
+      // Back to the first run's items: nothing changed since the published run 1, but the feeds in
+      // place are run 2's.
+      const third = await commitItems(store, [original]);
+      await feeds(third);
+      expect(readCsvRecords(paths.inventoryCsv).map((r) => [r.id, r.quantity])).toEqual([
+        ['a', '1'],
+        ['b', '1'],
+      ]);
+      expect(querySqlite(paths.snapshotSqlite, 'SELECT run, previous_run FROM meta')).toEqual([
+        { run: third, previous_run: 1 },
+      ]);
+      expect(querySqlite(paths.snapshotSqlite, 'SELECT id, quantity FROM items')).toEqual([
+        { id: 'a', quantity: 1 },
+        { id: 'b', quantity: 1 },
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('says so when the record of the published feeds cannot be written, the feeds being in place', async () => {
+    const store = openTempStore(temp.dir);
+    try {
+      const run = await commitItems(store, [[makeItem('a')]]);
+      const failRecord = (point: string) => {
+        if (point === 'feeds-renamed') store.db.exec('ALTER TABLE published RENAME TO gone');
+      };
+      const error = await writeFeeds(store, paths, run, {
+        gzip: false,
+        log: silentLogger(),
+        onPoint: failRecord,
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as StoreError).message).toBe(
+        `Cannot record the published feeds in store ${store.path}: no such table: published.`,
+      );
+      expect(readCsvRecords(paths.inventoryCsv).map((r) => r.id)).toEqual(['a']);
+      store.db.exec('ALTER TABLE gone RENAME TO published');
+      expect(feedsLag(store)).toEqual({ published: null, latestComplete: run, lagging: true });
+    } finally {
+      store.close();
+    }
   });
 
   it('leaves the store connection free for the sync while it streams a large snapshot', async () => {
     const store = openTempStore(temp.dir);
     try {
       const items = Array.from({ length: 3000 }, (_, n) => makeItem(`item-${String(n).padStart(5, '0')}`));
-      const run = commitItems(store, [items]);
+      const run = await commitItems(store, [items]);
       let queries = 0;
       let done = false;
       const writing = writeFeeds(store, paths, run, { gzip: false, log: silentLogger() }).finally(() => {

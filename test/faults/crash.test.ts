@@ -17,7 +17,8 @@ afterAll(() => sim.close());
 const mutation = { prices: 5, quantities: 5, publish: 2, titles: 2, add: 4, remove: 4 };
 const cases: CrashCase[] = [
   { point: 'page-staged', nth: 1, mutation },
-  { point: 'page-staged', nth: 6, mutation },
+  // Pages are staged ten at a time: at ten items a page this is the third batch of forty pages.
+  { point: 'page-staged', nth: 3, mutation, perPage: 10 },
   { point: 'read', nth: 1, mutation },
   { point: 'removals-confirmed', nth: 1, mutation },
   { point: 'committed', nth: 1, mutation },

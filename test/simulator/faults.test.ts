@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { NO_FAULTS, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { clientFields, getPath, type Json, listAll, listPage, postToken, sellToken } from './client.js';
 
 let sim: Simulator;
@@ -9,19 +9,7 @@ beforeAll(async () => {
   token = (await sellToken(sim)).access;
 });
 afterAll(() => sim.close());
-afterEach(() =>
-  sim.setFaults({
-    rate429: 0,
-    retryAfter: 0,
-    rate5xx: 0,
-    dropRate: 0,
-    malformedRate: 0,
-    shortPageRate: 0,
-    refreshDeadEnd: false,
-    ignorePage: false,
-    latencyMs: 0,
-  }),
-);
+afterEach(() => sim.setFaults(NO_FAULTS));
 
 const PAGE = '/v1/sell/shop/items?per_page=10';
 const ids = (items: readonly Json[]) => items.map((item) => String(item.id));
@@ -101,6 +89,91 @@ describe('short pages', () => {
         [1, 2, 3, 4, 5].map(async (page) => (await listPage(sim, token, `per_page=10&page=${page}`)).length),
       );
     expect(await sizes()).toEqual(await sizes());
+  });
+});
+
+describe('lossy short pages', () => {
+  it('leave out the last items of an answer, yet the next page starts after the full page', async () => {
+    const full = await listPage(sim, token, 'per_page=10&page=3');
+    const next = await listPage(sim, token, 'per_page=10&page=4');
+    sim.setFaults({ lossyShortPageRate: 1 });
+    const lossy = await listPage(sim, token, 'per_page=10&page=3');
+    expect(lossy.length).toBeGreaterThanOrEqual(7);
+    expect(lossy.length).toBeLessThan(10);
+    expect(ids(lossy)).toEqual(ids(full).slice(0, lossy.length));
+    expect(ids((await listPage(sim, token, 'per_page=10&page=4')).slice(0, 1))).toEqual(
+      ids(next).slice(0, 1),
+    );
+    expect(sim.stats().faultsInjected.lossyShortPage).toBeGreaterThanOrEqual(2);
+  });
+
+  it('answer fully on some re-reads of the same page', async () => {
+    sim.setFaults({ lossyShortPageRate: 0.5 });
+    const sizes = new Set<number>();
+    for (let i = 0; i < 12; i += 1) sizes.add((await listPage(sim, token, 'per_page=10&page=2')).length);
+    expect(sizes.has(10)).toBe(true);
+    expect([...sizes].some((size) => size < 10)).toBe(true);
+  });
+});
+
+describe('false ends', () => {
+  it('answer 404, 204 and an empty list in turn on the listed pages, once each, then the page', async () => {
+    sim.setFaults({ falseEndPages: [2, 3, 4] });
+    const answers = [];
+    for (const page of [2, 3, 4, 2]) {
+      const response = await getPath(sim, `/v1/sell/shop/items?per_page=10&page=${page}`, token);
+      answers.push([response.status, await response.text()]);
+    }
+    expect(answers.slice(0, 3)).toEqual([
+      [404, '{"detail":"Invalid page."}'],
+      [204, ''],
+      [200, '[]'],
+    ]);
+    expect(answers[3]?.[0]).toBe(200);
+    expect(JSON.parse(String(answers[3]?.[1]))).toHaveLength(10);
+    expect(sim.stats().faultsInjected.falseEnd).toBe(3);
+  });
+
+  it('never answer a false end on page 1, past the end, or twice in a row for a page', async () => {
+    sim.setFaults({ falseEndRate: 1 });
+    expect(await listPage(sim, token, 'per_page=10&page=1')).toHaveLength(10);
+    expect(await listPage(sim, token, 'per_page=10&page=13')).toEqual([]);
+    const served = [];
+    for (let i = 0; i < 4; i += 1) {
+      const response = await getPath(sim, '/v1/sell/shop/items?per_page=10&page=5', token);
+      served.push(response.status === 200 && (await response.text()).length > 2);
+    }
+    expect(served).toEqual([false, true, false, true]);
+  });
+});
+
+describe('a dripping body', () => {
+  it('sends every listing body one byte at a time, complete in the end', async () => {
+    const whole = await (await getPath(sim, '/v1/sell/shop/items?per_page=1', token)).text();
+    sim.setFaults({ dripMs: 1 });
+    const response = await getPath(sim, '/v1/sell/shop/items?per_page=1', token);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: number[] = [];
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+      chunks.push(chunk.value.length);
+    expect(chunks.reduce((a, b) => a + b, 0)).toBe(Buffer.byteLength(whole));
+    expect(Math.max(...chunks)).toBe(1);
+    expect(sim.stats().faultsInjected.drip).toBe(1);
+  });
+});
+
+describe('concurrency', () => {
+  it('records the page and how many listing requests were being answered when each arrived', async () => {
+    sim.setFaults({ latencyMs: 50 });
+    const before = sim.listingArrivals().length;
+    await Promise.all([1, 2, 3].map((page) => listPage(sim, token, `per_page=10&page=${page}`)));
+    const seen = sim.listingArrivals().slice(before);
+    expect(seen).toEqual([
+      { page: 1, concurrency: 1 },
+      { page: 2, concurrency: 2 },
+      { page: 3, concurrency: 3 },
+    ]);
+    expect(sim.stats().peakListingConcurrency).toBeGreaterThanOrEqual(3);
   });
 });
 

@@ -60,12 +60,47 @@ describe('shop-sync simulate', () => {
     await expect(fetch(`${baseUrl}/v1/sell/shop/items`)).rejects.toThrow();
   });
 
+  it('serves false ends, lossy short pages and a dripping body as its flags ask', async () => {
+    const { command, controller, out } = harness();
+    const flags = ['--port', '0', '--items', '30', '--false-end-pages', '2', '--lossy-short-page-rate', '1'];
+    const running = command.parseAsync([...flags, '--drip-ms', '1', '--default-per-page', '5'], {
+      from: 'user',
+    });
+    const baseUrl = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(await firstLine(out))?.[1] as string;
+    const token = await fetch(`${baseUrl}/v1/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'password',
+        client_id: 'demo-client',
+        client_secret: 'demo-secret',
+        username: 'demo-owner',
+        password: 'demo-password',
+      }),
+    });
+    const { access_token } = (await token.json()) as { access_token: string };
+    const page = (n: number) =>
+      fetch(`${baseUrl}/v1/sell/shop/items?page=${n}`, {
+        headers: { authorization: `Bearer ${access_token}` },
+      });
+    expect((await page(2)).status).toBe(404);
+    const items = (await (await page(2)).json()) as unknown[];
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.length).toBeLessThan(5);
+    controller.abort();
+    await running;
+  });
+
   it.each([
-    [['--items', 'many'], "option '--items <n>' argument 'many' is invalid. expected an integer >= 0."],
+    [['--false-end-pages', '1,2'], 'expected page numbers >= 2, separated by commas.'],
+    [['--drip-ms', '0'], 'expected a whole number of at least 1.'],
+    [
+      ['--items', 'many'],
+      "option '--items <n>' argument 'many' is invalid. expected a whole number of at least 0.",
+    ],
     [['--rate-429', '1.5'], 'expected a probability from 0 to 1.'],
     [['--retry-after', 'soon'], 'expected whole seconds or "date".'],
     [['--expires-in', '0'], 'expected seconds > 0.'],
-    [['--move-insert-every', '0'], 'expected an integer >= 1.'],
+    [['--move-insert-every', '0'], 'expected a whole number of at least 1.'],
   ])('refuses %j as a usage error', async (argv, message) => {
     const { command, err } = harness();
     await expect(command.parseAsync(argv, { from: 'user' })).rejects.toMatchObject({

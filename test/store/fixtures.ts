@@ -9,8 +9,8 @@ import type { Simulator } from '../../src/simulator/index.js';
 import type { MutationTruth, SimItem } from '../../src/simulator/types.js';
 import { commitRun } from '../../src/store/commit.js';
 import { openStore, type Store } from '../../src/store/open.js';
-import { beginRun } from '../../src/store/runs.js';
-import { stagePages } from '../../src/store/staging.js';
+import { beginRun, discardRunData, discardUnfinishedRuns } from '../../src/store/runs.js';
+import { closeRemoved, stagePages } from '../../src/store/staging.js';
 
 /** A fresh directory under the OS temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'shop-sync-store-'): { dir: string; cleanup: () => void } {
@@ -50,13 +50,19 @@ export function makeItem(id: string, overrides: Partial<Item> = {}): Item {
   };
 }
 
-/** Runs a whole run of the given items, one page each, without any marketplace: returns its number. */
-export function commitItems(store: Store, pages: readonly (readonly Item[])[]): number {
+/**
+ * Runs a whole run of the given items, one page each, without any marketplace, as a sync does
+ * (unfinished runs discarded, items missing from the pages retired as confirmed gone): returns its number.
+ */
+export async function commitItems(store: Store, pages: readonly (readonly Item[])[]): Promise<number> {
   const { run } = beginRun(store, { query: 'test', resumeWindowMinutes: 0 });
+  await discardUnfinishedRuns(store, run);
   pages.forEach((items, index) => {
     stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
   });
+  await closeRemoved(store, run);
   commitRun(store, run, () => undefined);
+  await discardRunData(store, run, { complete: true });
   return run;
 }
 

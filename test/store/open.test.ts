@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
-import { commitRun } from '../../src/store/commit.js';
+import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { beginRun, listRuns } from '../../src/store/runs.js';
+import { listRuns } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
-import { stagePages } from '../../src/store/staging.js';
 import { commitItems, makeItem, tempDir } from './fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -21,17 +22,17 @@ describe('openStore', () => {
     const file = path.join(temp.dir, 'a', 'b', 'inventory.sqlite');
     const store = openStore(file);
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     store.close();
     const again = openStore(file);
     expect(listRuns(again)).toEqual([]);
     again.close();
   });
 
-  it('is readable by the sqlite3 command while a connection holds it open', () => {
+  it('is readable by the sqlite3 command while a connection holds it open', async () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
     const store = openStore(file);
-    commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const out = execFileSync('python3', [
       '-c',
       'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("select count(*) from item_versions").fetchone()[0])',
@@ -59,40 +60,45 @@ describe('openStore', () => {
     expect(() => openStore(file)).toThrow(new RegExp(`^Cannot open store ${file}: .+\\.$`));
   });
 
-  it('upgrades a version-1 store in place: an interrupted run keeps its staged items and completes', () => {
+  it('says the store is locked by another process, retryably, and leaves its data intact', async () => {
     const file = path.join(temp.dir, 'inventory.sqlite');
-    const old = openStore(file);
-    const { run } = beginRun(old, { query: 'test', resumeWindowMinutes: 0 });
-    stagePages(
-      old,
-      run,
-      [{ page: 1, items: [makeItem('a', { quantity: 7 })], invalid: [] }],
-      () => undefined,
-    );
-    // Version 1 required every item column of a staged row.
-    old.db.exec(`
-      CREATE TABLE staged_v1 AS SELECT * FROM staged_items;
-      DROP TABLE staged_items;
-      CREATE TABLE staged_items (run INTEGER NOT NULL REFERENCES runs (run) ON DELETE CASCADE,
-        id TEXT NOT NULL, page INTEGER NOT NULL, hash TEXT NOT NULL, ${V1_ITEM_COLUMNS},
-        PRIMARY KEY (run, id));
-      INSERT INTO staged_items SELECT * FROM staged_v1;
-      DROP TABLE staged_v1;
-      PRAGMA user_version = 1;`);
-    old.close();
-
     const store = openStore(file);
-    expect(store.db.pragma('user_version', { simple: true })).toBe(2);
-    const nullable = store.db
-      .prepare(
-        "SELECT count(*) FROM pragma_table_info('staged_items') WHERE name = 'raw' AND \"notnull\" = 0",
-      )
-      .pluck()
-      .get();
-    expect(nullable).toBe(1);
-    commitRun(store, run, () => undefined);
-    expect([...snapshotItems(store, run)]).toEqual([makeItem('a', { quantity: 7 })]);
+    const run = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     store.close();
+    const holder = new Database(file);
+    holder.pragma('locking_mode = EXCLUSIVE');
+    holder.exec('BEGIN EXCLUSIVE');
+
+    const error = captureError(() => openStore(file, { busyTimeoutMs: 50 }));
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toBe(
+      `Cannot open store ${file}: another process holds it locked (database is locked).`,
+    );
+    expect(error).toMatchObject({ code: 'STORE_LOCKED', retryable: true });
+
+    holder.exec('ROLLBACK');
+    holder.close();
+    const again = openStore(file);
+    expect([...snapshotItems(again, run)].map((item) => item.id)).toEqual(['a', 'b']);
+    again.close();
+  });
+
+  it('says which folder is read-only, and leaves the store as it was', async () => {
+    const folder = path.join(temp.dir, 'shop');
+    const file = path.join(folder, 'inventory.sqlite');
+    const store = openStore(file);
+    const run = await commitItems(store, [[makeItem('a')]]);
+    store.close();
+    chmodSync(temp.dir, 0o755);
+    chmodSync(folder, 0o555);
+    const opened = openAsUnprivileged(file);
+    chmodSync(folder, 0o755);
+    expect(opened).toBe(
+      `Cannot open store ${file}: the folder ${folder} is read-only (attempt to write a readonly database).`,
+    );
+    const again = openStore(file);
+    expect([...snapshotItems(again, run)].map((item) => item.id)).toEqual(['a']);
+    again.close();
   });
 
   it('refuses a store written by a newer version instead of guessing', () => {
@@ -101,7 +107,7 @@ describe('openStore', () => {
     store.db.pragma('user_version = 99');
     store.close();
     expect(() => openStore(file)).toThrow(
-      /its schema version 99 is newer than this shop-sync understands \(2\)/,
+      `its schema version 99 is newer than this shop-sync understands (${SCHEMA_VERSION})`,
     );
   });
 });
@@ -115,8 +121,18 @@ function captureError(fn: () => unknown): Error {
   throw new Error('expected an error');
 }
 
-const V1_ITEM_COLUMNS = `title TEXT NOT NULL, price TEXT NOT NULL, original_price TEXT, currency TEXT,
-  quantity INTEGER NOT NULL, published INTEGER NOT NULL, created_at TEXT NOT NULL, url TEXT NOT NULL,
-  web_url TEXT, photos TEXT NOT NULL, photos_id TEXT NOT NULL, description TEXT, raw_description TEXT,
-  fbcomments TEXT, shop_id TEXT NOT NULL, shop_name TEXT NOT NULL, shop_url TEXT NOT NULL,
-  shop_image TEXT, shop_items_url TEXT NOT NULL, raw TEXT NOT NULL`;
+/**
+ * Opens the store in a child process that file permissions apply to (as nobody when the tests run as
+ * root, who may write anywhere); returns the error message, or 'opened'.
+ */
+function openAsUnprivileged(file: string): string {
+  const module = pathToFileURL(path.resolve('dist/src/store/open.js')).href;
+  const script = `import { openStore } from ${JSON.stringify(module)};
+    try { openStore(process.argv[1]).close(); console.log('opened'); } catch (e) { console.log(e.message); }`;
+  const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, file], {
+    ...asNobody,
+    encoding: 'utf8',
+  });
+  return out.trim();
+}

@@ -13,23 +13,25 @@ beforeEach(() => {
   temp = tempDir();
   store = openTempStore(temp.dir);
 });
-afterEach(() => {
+afterEach(async () => {
   store.close();
   temp.cleanup();
 });
 
 /** Six runs in which items change, vanish, come back, and one that never changes. */
-function history(): number[] {
+async function history(): Promise<number[]> {
   const runs: number[] = [];
   const steady = makeItem('steady');
-  runs.push(commitItems(store, [[steady, makeItem('a'), makeItem('b')]]));
-  runs.push(commitItems(store, [[steady, makeItem('a', { quantity: 2 }), makeItem('b')]]));
+  runs.push(await commitItems(store, [[steady, makeItem('a'), makeItem('b')]]));
+  runs.push(await commitItems(store, [[steady, makeItem('a', { quantity: 2 }), makeItem('b')]]));
   const failed = beginRun(store, { query: 'q', resumeWindowMinutes: 0 }).run;
   failRun(store, failed, 'HTTP 503');
-  runs.push(commitItems(store, [[steady, makeItem('a', { quantity: 2 })]]));
-  runs.push(commitItems(store, [[steady, makeItem('a', { quantity: 3 }), makeItem('c')]]));
-  runs.push(commitItems(store, [[steady, makeItem('a', { quantity: 3 }), makeItem('b'), makeItem('c')]]));
-  runs.push(commitItems(store, [[steady, makeItem('b', { title: 'new' }), makeItem('c')]]));
+  runs.push(await commitItems(store, [[steady, makeItem('a', { quantity: 2 })]]));
+  runs.push(await commitItems(store, [[steady, makeItem('a', { quantity: 3 }), makeItem('c')]]));
+  runs.push(
+    await commitItems(store, [[steady, makeItem('a', { quantity: 3 }), makeItem('b'), makeItem('c')]]),
+  );
+  runs.push(await commitItems(store, [[steady, makeItem('b', { title: 'new' }), makeItem('c')]]));
   return runs;
 }
 
@@ -37,8 +39,8 @@ const snapshot = (run: number) => [...snapshotItems(store, run)];
 const diff = (from: number, to: number) => [...diffRuns(store, from, to)];
 
 describe('pruneRuns', () => {
-  it('keeps the snapshots and diffs of the kept runs exactly as they were', () => {
-    const runs = history();
+  it('keeps the snapshots and diffs of the kept runs exactly as they were', async () => {
+    const runs = await history();
     const kept = runs.slice(-3);
     const pairs = kept.flatMap((from) => kept.filter((to) => to >= from).map((to) => [from, to] as const));
     const snapshotsBefore = kept.map(snapshot);
@@ -58,18 +60,18 @@ describe('pruneRuns', () => {
     expect(() => diff(runs[0] as number, kept[0] as number)).toThrow(UsageError);
   });
 
-  it('does nothing when there are no more complete runs than asked to keep', () => {
-    const runs = history();
+  it('does nothing when there are no more complete runs than asked to keep', async () => {
+    const runs = await history();
     expect(pruneRuns(store, runs.length)).toEqual({ runs: [], versions: 0 });
     expect(listRuns(store)).toHaveLength(runs.length + 1);
   });
 
-  it('keeps a run still in progress and lets the next commit build on the kept versions', () => {
-    history();
+  it('keeps a run still in progress and lets the next commit build on the kept versions', async () => {
+    await history();
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
     pruneRuns(store, 1);
     expect(listRuns(store).map((r) => r.status)).toEqual(['complete', 'running']);
-    const last = commitItems(store, [[makeItem('steady'), makeItem('c')]]);
+    const last = await commitItems(store, [[makeItem('steady'), makeItem('c')]]);
     expect(last).toBeGreaterThan(run);
     expect(diff(last - 2, last).map((c) => [c.change, c.id])).toEqual([['removed', 'b']]);
   });

@@ -20,7 +20,7 @@ afterEach(() => {
 
 const page = (n: number): StagedPage => ({ page: n, items: [makeItem(`item-${n}`)], invalid: [] });
 const staged = () =>
-  store.db.prepare('SELECT id FROM staged_items WHERE run = ? ORDER BY page').pluck().all(run) as string[];
+  store.db.prepare('SELECT id FROM run_seen WHERE run = ? ORDER BY id').pluck().all(run) as string[];
 const checkpoint = () => getRunDetail(store, run)?.checkpoint_page;
 const lost = () => {
   throw new Error('lost the lease');

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { type DemoResult, runDemo } from '../../demo.js';
 import type { Change } from '../../domain/change.js';
-import { createLogger } from '../../log.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
+import { wholeNumber } from './options.js';
 
 interface DemoFlags {
   items: number;
@@ -19,15 +19,15 @@ export function demoCommand(io: CliIO): Command {
     .description(
       'End to end against the bundled simulator: sync, change, sync, diff, feeds. No Redis needed.',
     )
-    .option('--items <n>', 'catalogue size (at least 50)', wholeNumberFrom(50), 500)
-    .option('--seed <n>', 'catalogue and mutation seed', wholeNumberFrom(0), 1)
+    .option('--items <n>', 'catalogue size (at least 50)', wholeNumber(50), 500)
+    .option('--seed <n>', 'catalogue and mutation seed', wholeNumber(0), 1)
     .option('--data-dir <dir>', 'where the demo shop is written (default: DATA_DIR, ./data)')
     .action(async (flags: DemoFlags) => {
       const context = commandContext(io);
       const dataDir =
         flags.dataDir === undefined ? context.config.dataDir : path.resolve(io.cwd, flags.dataDir);
       // Sync logs would drown the report; LOG_LEVEL brings them back.
-      const log = io.env.LOG_LEVEL ? context.log : createLogger('warn');
+      const log = io.env.LOG_LEVEL ? context.log : context.log.child({}, { level: 'warn' });
       const result = await runDemo({
         items: flags.items,
         seed: flags.seed,
@@ -73,13 +73,4 @@ function changeLine(change: Change): string {
     return `${field} ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
   });
   return `  ${'updated'.padEnd(8)} ${change.id}  ${title}: ${fields.join(', ')}`;
-}
-
-function wholeNumberFrom(min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min)
-      throw new InvalidArgumentError(`must be a whole number of at least ${min}.`);
-    return n;
-  };
 }

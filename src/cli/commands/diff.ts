@@ -11,10 +11,10 @@ import type { Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
 import { type CliIO, commandContext } from '../io.js';
-import { formatTable } from '../table.js';
+import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './options.js';
-import { openExistingStore, readableShop } from './shop-store.js';
+import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 type DiffFormat = 'table' | 'csv' | 'json';
 
@@ -43,7 +43,13 @@ export function diffCommand(io: CliIO): Command {
       const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       try {
-        const [from, to] = chooseRuns(store, shop, flags, shopPaths(config.dataDir, shop).store);
+        const [from, to] = chooseRuns(
+          store,
+          shop,
+          flags,
+          shopPaths(config.dataDir, shop).store,
+          noStoreNote(config),
+        );
         const changes = diffRuns(store as Store, from, to);
         const write = (out: NodeJS.WritableStream) =>
           writeDiff(out, flags.format, { shop, from, to, changes });
@@ -61,6 +67,7 @@ function chooseRuns(
   shop: string,
   flags: DiffFlags,
   file: string,
+  noStore: string,
 ): [number, number] {
   const to = flags.to ?? (store && latestCompleteRun(store));
   const from = flags.from ?? (store && to != null ? previousCompleteRun(store, to) : null);
@@ -69,8 +76,9 @@ function chooseRuns(
     throw new StoreError(`Shop ${shop} has no complete run before run ${flags.to} to compare it with.`, file);
   }
   const complete = store ? completeRunCount(store) : 0;
+  const where = store ? '' : ` (${noStore})`;
   throw new StoreError(
-    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}.`,
+    `A diff needs two complete runs; shop ${shop} has ${complete === 1 ? '1 complete run' : `${complete} complete runs`}${where}.`,
     file,
   );
 }
@@ -125,13 +133,21 @@ function* tableLines(diff: DiffOutput): Generator<string> {
     rows.push([
       change.change,
       change.id,
-      change.title,
+      titleCell(change),
       change.fields.join(', '),
       ...(['price', 'quantity', 'published'] as const).map((field) => beforeAfter(change, field)),
     ]);
   }
   yield `Shop ${diff.shop}: run ${diff.from} -> run ${diff.to}, ${rows.length} changes.`;
-  if (rows.length > 0) yield* formatTable(header, rows);
+  if (rows.length > 0) yield* formatTable(header, rows, [40, 40, TITLE_WIDTH * 2 + 4]);
+}
+
+const TITLE_WIDTH = 30;
+
+/** The title, or for a renamed item the old and the new one, each shortened alone so both show. */
+function titleCell(change: Change): string {
+  if (!change.fields.includes('title') || !change.before || !change.after) return change.title;
+  return `${shorten(change.before.title, TITLE_WIDTH)} -> ${shorten(change.after.title, TITLE_WIDTH)}`;
 }
 
 function beforeAfter(change: Change, field: 'price' | 'quantity' | 'published'): string {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../io.js';
+import { checkCommand } from './check.js';
 import { demoCommand } from './demo.js';
 import { diffCommand } from './diff.js';
 import { exportCommand } from './export.js';
@@ -7,20 +8,41 @@ import { pruneCommand } from './prune.js';
 import { runsCommand } from './runs.js';
 import { simulateCommand } from './simulate.js';
 import { syncCommand } from './sync.js';
-import { triggerCommand } from './trigger.js';
-import { workerCommand } from './worker.js';
 
-/** Every command of the CLI, in the order `--help` lists them. */
-export function commandList(io: CliIO): Command[] {
-  return [
-    syncCommand(io),
-    runsCommand(io),
-    diffCommand(io),
-    pruneCommand(io),
-    exportCommand(io),
-    workerCommand(io),
-    triggerCommand(io),
-    demoCommand(io),
-    simulateCommand(io),
-  ];
+type CommandFactory = (io: CliIO) => Command;
+
+/**
+ * Commands that need BullMQ and Redis, loaded only when named: every other command starts without
+ * loading them. `summary` stands in for the description in the command list until then.
+ */
+export const REDIS_COMMANDS: Readonly<
+  Record<string, { summary: string; load: () => Promise<CommandFactory> }>
+> = {
+  worker: {
+    summary: 'Run scheduled and on-demand syncs through BullMQ until SIGTERM or SIGINT (needs Redis).',
+    load: async () => (await import('./worker.js')).workerCommand,
+  },
+  trigger: {
+    summary: 'Queue a sync for the worker; with --wait, wait for it and report like sync (needs Redis).',
+    load: async () => (await import('./trigger.js')).triggerCommand,
+  },
+  status: {
+    summary: "The queue, each shop's schedule and next run, and its last complete run (needs Redis).",
+    load: async () => (await import('./status.js')).statusCommand,
+  },
+};
+
+/** Every command that needs no Redis, in the order `--help` lists them (the Redis ones follow `export`). */
+export function commandList(io: CliIO): { before: Command[]; after: Command[] } {
+  return {
+    before: [
+      syncCommand(io),
+      checkCommand(io),
+      runsCommand(io),
+      diffCommand(io),
+      pruneCommand(io),
+      exportCommand(io),
+    ],
+    after: [demoCommand(io), simulateCommand(io)],
+  };
 }

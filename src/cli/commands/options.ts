@@ -1,13 +1,23 @@
 import { InvalidArgumentError } from 'commander';
+import { MAX_PER_PAGE } from '../../config.js';
 
-/** Commander argument parser for flags such as `--per-page` and `--keep`. */
-export function positiveInteger(value: string): number {
-  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
-  return Number(value);
+/** Commander argument parser for whole numbers from `min` to `max`, e.g. `--port`, `--items`. */
+export function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`expected a whole number ${range}.`);
+    }
+    return n;
+  };
 }
+
+/** Commander argument parser for flags such as `--keep`. */
+export const positiveInteger = wholeNumber(1);
 
 /** Commander argument parser for run numbers. */
-export function runNumber(value: string): number {
-  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('a run is a positive whole number.');
-  return Number(value);
-}
+export const runNumber = wholeNumber(1);
+
+/** `--per-page`: capped like SYNC_PER_PAGE. */
+export const perPage = wholeNumber(1, MAX_PER_PAGE);

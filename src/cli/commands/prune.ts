@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { pruneRuns } from '../../store/prune.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { positiveInteger } from './options.js';
-import { openExistingStore, readableShop } from './shop-store.js';
+import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 interface PruneFlags {
   shop?: string;
@@ -21,7 +21,7 @@ export function pruneCommand(io: CliIO): Command {
       const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       if (!store) {
-        writeLine(io.stdout, `Shop ${shop} has no runs yet: nothing to prune.`);
+        writeLine(io.stdout, `Shop ${shop} has no runs yet (${noStoreNote(config)}): nothing to prune.`);
         return;
       }
       try {

@@ -1,9 +1,10 @@
 import { Command } from 'commander';
+import { type FeedsLag, feedsLag } from '../../store/published.js';
 import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
-import { openExistingStore, readableShop } from './shop-store.js';
+import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 interface RunsFlags {
   shop?: string;
@@ -12,7 +13,7 @@ interface RunsFlags {
 
 export function runsCommand(io: CliIO): Command {
   return new Command('runs')
-    .description('List the runs (snapshots) of a shop, oldest first.')
+    .description('List the runs (snapshots) of a shop, oldest first, with why a run did not complete.')
     .option('--shop <name>', 'the shop (default: the configured one)')
     .option('--json', 'print a JSON array')
     .action(async (flags: RunsFlags) => {
@@ -20,14 +21,17 @@ export function runsCommand(io: CliIO): Command {
       const shop = readableShop(config, flags.shop);
       const store = openExistingStore(config, shop);
       let runs: RunSummary[];
+      let lag: FeedsLag | undefined;
       try {
         runs = store ? listRuns(store) : [];
+        lag = store ? feedsLag(store) : undefined;
       } finally {
         store?.close();
       }
       if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
-      else if (runs.length === 0) writeLine(io.stdout, `Shop ${shop} has no runs yet.`);
-      else await writeLines(io.stdout, runsTable(runs));
+      else if (runs.length === 0)
+        writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
+      else await writeLines(io.stdout, [...runsTable(runs), ...lagNote(lag)]);
     });
 }
 
@@ -42,7 +46,17 @@ function runJson(r: RunSummary) {
     added: r.added,
     updated: r.updated,
     removed: r.removed,
+    error: r.error,
   };
+}
+
+/** Said only when the feeds lag: a consumer reading them now gets an older run than the store's latest. */
+function lagNote(lag: FeedsLag | undefined): string[] {
+  if (!lag?.lagging || lag.latestComplete === null) return [];
+  const reflect = lag.published === null ? 'no run yet' : `run ${lag.published}`;
+  return [
+    `The feeds reflect ${reflect}, not the latest complete run ${lag.latestComplete}: their last publication failed. The next sync's feeds cover every change since.`,
+  ];
 }
 
 function runsTable(runs: readonly RunSummary[]): string[] {
@@ -57,6 +71,7 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     'UPDATED',
     'REMOVED',
     'INVALID',
+    'ERROR',
   ];
   const rows = runs.map((r) => [
     String(r.run),
@@ -64,6 +79,8 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     r.started_at,
     r.finished_at ?? '-',
     ...[r.pages, r.items, r.added, r.updated, r.removed, r.invalid].map(String),
+    r.error ?? '',
   ]);
-  return formatTable(header, rows);
+  // The error, last, is shown whole: it is the sentence that says what to do.
+  return formatTable(header, rows, [...header.slice(1).map(() => 40), Number.POSITIVE_INFINITY]);
 }

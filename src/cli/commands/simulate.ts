@@ -1,6 +1,15 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { type Faults, type Simulator, type SimulatorOptions, startSimulator } from '../../simulator/index.js';
+import {
+  type Faults,
+  type Simulator,
+  type SimulatorOptions,
+  singleShopAdmin,
+  startFleet,
+  startSimulator,
+} from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
+import { wholeNumber } from './options.js';
+import { fleetBanner, serveUntilStopped } from './simulate-serve.js';
 
 interface SimulateFlags {
   port: number;
@@ -17,6 +26,11 @@ interface SimulateFlags {
   dropRate?: number;
   malformedRate?: number;
   shortPageRate?: number;
+  lossyShortPageRate?: number;
+  lossyShortPages?: number[];
+  falseEndRate?: number;
+  falseEndPages?: number[];
+  dripMs?: number;
   refreshDeadEnd?: boolean;
   ignorePage?: boolean;
   moveInsertEvery?: number;
@@ -25,13 +39,15 @@ interface SimulateFlags {
   clientSecret?: string;
   username?: string;
   password?: string;
+  shops?: number;
+  adminPort?: number;
 }
 
-function integer(min: number): (value: string) => number {
+function pageList(min: number): (value: string) => number[] {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min)
-      throw new InvalidArgumentError(`expected an integer >= ${min}.`);
-    return Number(value);
+    if (!/^\d+(,\d+)*$/.test(value) || value.split(',').some((page) => Number(page) < min))
+      throw new InvalidArgumentError(`expected page numbers >= ${min}, separated by commas.`);
+    return value.split(',').map(Number);
   };
 }
 
@@ -64,6 +80,11 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
     latencyMs: flags.latency,
     malformedRate: flags.malformedRate,
     shortPageRate: flags.shortPageRate,
+    lossyShortPageRate: flags.lossyShortPageRate,
+    lossyShortPages: flags.lossyShortPages,
+    falseEndRate: flags.falseEndRate,
+    falseEndPages: flags.falseEndPages,
+    dripMs: flags.dripMs,
     refreshDeadEnd: flags.refreshDeadEnd,
     ignorePage: flags.ignorePage,
   };
@@ -108,46 +129,83 @@ function banner(sim: Simulator, flags: SimulateFlags): string {
   );
 }
 
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
 export function simulateCommand(io: CliIO): Command {
   return new Command('simulate')
     .description('Run the bundled marketplace simulator (fake shop, fake credentials, optional faults).')
-    .option('--port <port>', 'port to listen on (0: any free port)', integer(0), 4010)
+    .option('--port <port>', 'port to listen on (0: any free port)', wholeNumber(0), 4010)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--items <n>', 'catalogue size', integer(0), 1000)
-    .option('--seed <n>', 'seed of the catalogue, mutations and faults', integer(0), 1)
+    .option('--items <n>', 'catalogue size', wholeNumber(0), 1000)
+    .option('--seed <n>', 'seed of the catalogue, mutations and faults', wholeNumber(0), 1)
     .option('--expires-in <seconds>', 'access-token lifetime (default 7200)', positiveSeconds)
-    .option('--per-page-cap <n>', 'server-side maximum per_page (default 100)', integer(1))
-    .option('--default-per-page <n>', 'per_page when absent (default 20)', integer(1))
-    .option('--latency <ms>', 'added latency per request', integer(0))
+    .option('--per-page-cap <n>', 'server-side maximum per_page (default 100)', wholeNumber(1))
+    .option('--default-per-page <n>', 'per_page when absent (default 20)', wholeNumber(1))
+    .option('--latency <ms>', 'added latency per request', wholeNumber(0))
     .option('--rate-429 <p>', 'probability of 429 per listing request', probability)
     .option('--retry-after <s|date>', 'Retry-After of a 429: seconds or "date"', retryAfter)
     .option('--rate-5xx <p>', 'probability of a 500/502/503 per listing request', probability)
     .option('--drop-rate <p>', 'probability of a connection dropped mid-body', probability)
     .option('--malformed-rate <p>', 'probability of a truncated JSON page', probability)
     .option('--short-page-rate <p>', 'probability of a short page that loses nothing', probability)
+    .option(
+      '--lossy-short-page-rate <p>',
+      'probability per listing request of an answer missing its last 1-3 items (the next page starts after them)',
+      probability,
+    )
+    .option(
+      '--lossy-short-pages <list>',
+      'pages (e.g. 2,5) whose first answer misses its last item (the next page starts after it)',
+      pageList(1),
+    )
+    .option(
+      '--false-end-rate <p>',
+      'probability per listing request before the end of a 404, 204 or empty [] instead of the page (never twice in a row for a page)',
+      probability,
+    )
+    .option(
+      '--false-end-pages <list>',
+      'pages (e.g. 2,5) answering a false end the first time they are asked',
+      pageList(2),
+    )
+    .option(
+      '--drip-ms <ms>',
+      'send every listing response body one byte every <ms> milliseconds',
+      wholeNumber(1),
+    )
     .option('--refresh-dead-end', 'tokens from the refresh grant are refused on the listing')
     .option('--ignore-page', 'serve page 1 whatever page is asked for')
-    .option('--move-insert-every <n>', 'insert a new item at the front every N listing requests', integer(1))
+    .option(
+      '--move-insert-every <n>',
+      'insert a new item at the front every N listing requests',
+      wholeNumber(1),
+    )
     .option(
       '--move-remove-every <n>',
       "remove an item behind the reader's position every N listing requests",
-      integer(1),
+      wholeNumber(1),
     )
     .option('--client-id <id>', 'client_id the simulator accepts')
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
     .option('--username <name>', 'shop owner user name the simulator accepts')
     .option('--password <password>', 'shop owner password the simulator accepts')
+    .option(
+      '--shops <n>',
+      'serve N shops of --items each, shop i at BASE/shops/i with its own login',
+      wholeNumber(1),
+    )
+    .option(
+      '--admin-port <port>',
+      "also serve the benchmark's control endpoint on this port",
+      wholeNumber(0, 65535),
+    )
     .action(async (flags: SimulateFlags) => {
+      if (flags.shops !== undefined) {
+        const fleet = await startFleet(simulatorOptions(flags), flags.shops);
+        writeLine(io.stdout, fleetBanner(fleet, flags.items, flags.seed));
+        await serveUntilStopped(io, fleet, fleet, flags);
+        return;
+      }
       const sim = await startSimulator(simulatorOptions(flags));
       writeLine(io.stdout, banner(sim, flags));
-      const rendering = sim.prerender(io.signal);
-      await aborted(io.signal);
-      await rendering;
-      await sim.close();
+      await serveUntilStopped(io, sim, singleShopAdmin(sim), flags);
     });
 }

@@ -1,39 +1,60 @@
 import { Command } from 'commander';
-import { findShop } from '../../config.js';
+import type { ShopConfig } from '../../config.js';
 import { runSync, type SyncSummary } from '../../sync.js';
-import { type CliIO, commandContext, writeLine } from '../io.js';
+import { forEachShop, type ShopChoice, shopOptions } from '../each-shop.js';
+import { type CliIO, type CommandContext, commandContext, writeLine } from '../io.js';
 import { ProgressLine } from '../progress.js';
-import { positiveInteger } from './options.js';
+import { perPage } from './options.js';
 
-interface SyncFlags {
-  shop?: string;
+interface SyncFlags extends ShopChoice {
   perPage?: number;
   json?: boolean;
 }
 
 export function syncCommand(io: CliIO): Command {
-  return new Command('sync')
-    .description('Run one complete sync of a shop now, in this process, then write its feeds.')
-    .option('--shop <name>', 'the shop (default: the configured one)')
+  const command = new Command('sync').description(
+    'Run one complete sync of a shop now, in this process, then write its feeds.',
+  );
+  for (const option of shopOptions()) command.addOption(option);
+  return command
     .option(
       '--per-page <n>',
-      'page size to ask the marketplace for (default: SYNC_PER_PAGE)',
-      positiveInteger,
+      'page size to ask the marketplace for, 1 to 1000 (default: SYNC_PER_PAGE)',
+      perPage,
     )
-    .option('--json', 'print the summary as one JSON object')
+    .option('--json', 'print the summary as one JSON object (with --all: one a line)')
     .action(async (flags: SyncFlags) => {
-      const { config, log } = commandContext(io);
-      const configured = findShop(config, flags.shop);
-      const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
-      const progress = io.stderr.isTTY ? new ProgressLine(io.stderr, `Syncing ${shop.name}`) : undefined;
-      let summary: SyncSummary;
-      try {
-        summary = await runSync(shop, { config, log, signal: io.signal, onProgress: progress?.update });
-      } finally {
-        progress?.clear();
-      }
-      writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+      const context = commandContext(io);
+      await forEachShop(
+        context.config,
+        flags,
+        async (configured) => {
+          const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
+          const summary = await syncOne(shop, context, io);
+          writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+        },
+        (shop, error) => {
+          if (flags.json)
+            writeLine(io.stdout, JSON.stringify({ shop: shop.name, status: 'failed', error: error.message }));
+          writeLine(io.stderr, `shop-sync: Shop ${shop.name} failed: ${error.message}`);
+        },
+      );
     });
+}
+
+/** One sync with a progress line on a terminal (nothing of it otherwise). */
+async function syncOne(shop: ShopConfig, context: CommandContext, io: CliIO): Promise<SyncSummary> {
+  const progress = io.stderr.isTTY ? new ProgressLine(context.status, `Syncing ${shop.name}`) : undefined;
+  try {
+    return await runSync(shop, {
+      config: context.config,
+      log: context.log,
+      signal: io.signal,
+      onProgress: progress?.update,
+    });
+  } finally {
+    progress?.clear();
+  }
 }
 
 /** The contract's `sync --json` shape, keys in the documented order. */

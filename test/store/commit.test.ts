@@ -3,14 +3,7 @@ import { diffRuns } from '../../src/diff.js';
 import type { Decimal } from '../../src/domain/decimal.js';
 import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
-import {
-  beginRun,
-  failRun,
-  getRun,
-  latestCompleteRun,
-  listRuns,
-  previousCompleteRun,
-} from '../../src/store/runs.js';
+import { beginRun, getRun } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
 import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
@@ -31,10 +24,10 @@ const versionCount = () => store.db.prepare('SELECT count(*) FROM item_versions'
 const ids = (run: number) => [...snapshotItems(store, run)].map((i) => i.id);
 
 describe('committing runs as type-2 versions', () => {
-  it('writes nothing for an unchanged item and counts it as neither added nor updated', () => {
+  it('writes nothing for an unchanged item and counts it as neither added nor updated', async () => {
     const a = makeItem('a');
-    commitItems(store, [[a, makeItem('b')]]);
-    const second = commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
+    await commitItems(store, [[a, makeItem('b')]]);
+    const second = await commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
     expect(versionCount()).toBe(2);
     expect(getRun(store, second)).toMatchObject({
       status: 'complete',
@@ -45,9 +38,9 @@ describe('committing runs as type-2 versions', () => {
     });
   });
 
-  it('closes the old version and opens a new one when a tracked field changes', () => {
-    const first = commitItems(store, [[makeItem('a')]]);
-    const second = commitItems(store, [[makeItem('a', { quantity: 5 })]]);
+  it('closes the old version and opens a new one when a tracked field changes', async () => {
+    const first = await commitItems(store, [[makeItem('a')]]);
+    const second = await commitItems(store, [[makeItem('a', { quantity: 5 })]]);
     expect(getRun(store, second)).toMatchObject({ added: 0, updated: 1, removed: 0 });
     expect([...snapshotItems(store, first)][0]?.quantity).toBe(1);
     expect([...snapshotItems(store, second)][0]?.quantity).toBe(5);
@@ -60,10 +53,10 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('retires a missing item and brings it back as added when it returns', () => {
-    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const r2 = commitItems(store, [[makeItem('a')]]);
-    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('retires a missing item and brings it back as added when it returns', async () => {
+    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
+    const r2 = await commitItems(store, [[makeItem('a')]]);
+    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     expect(getRun(store, r2)).toMatchObject({ removed: 1, added: 0 });
     expect(getRun(store, r3)).toMatchObject({ removed: 0, added: 1 });
     expect([ids(r1), ids(r2), ids(r3)]).toEqual([['a', 'b'], ['a'], ['a', 'b']]);
@@ -87,8 +80,8 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('takes the values read last when an id read twice was unchanged one time and changed the other', () => {
-    const first = commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('takes the values read last when an id read twice was unchanged one time and changed the other', async () => {
+    const first = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const pages = [
       [makeItem('a'), makeItem('b', { quantity: 5 })],
@@ -98,6 +91,7 @@ describe('committing runs as type-2 versions', () => {
       stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
     });
     expect(commitRun(store, run, () => undefined)).toEqual({
+      pages: 2,
       items: 2,
       invalid: 0,
       added: 0,
@@ -110,20 +104,20 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
-  it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', () => {
-    commitItems(store, [[makeItem('a'), makeItem('b')]]);
+  it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', async () => {
+    await commitItems(store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
     stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
     const counts = commitRun(store, run, () => undefined);
-    expect(counts).toEqual({ items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
+    expect(counts).toEqual({ pages: 1, items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
     expect(ids(run)).toEqual(['a', 'b']);
     expect(store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run)).toEqual([
       { id: 'b', page: 1, reason: 'price is not a number' },
     ]);
   });
 
-  it('round-trips every field exactly, raw included', () => {
+  it('round-trips every field exactly, raw included', async () => {
     const item = makeItem('x', {
       title: '=SUM(A1) "quoted", line\nbreak 🎉 Привет',
       price: '0.3' as Decimal,
@@ -135,66 +129,7 @@ describe('committing runs as type-2 versions', () => {
       shop_image: 'https://p/shop.png',
       raw: '{"id":"x","price":"0.30","extra":[1,2]}',
     });
-    const run = commitItems(store, [[item]]);
+    const run = await commitItems(store, [[item]]);
     expect([...snapshotItems(store, run)]).toEqual([item]);
-  });
-});
-
-describe('runs', () => {
-  it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', () => {
-    const r1 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    stagePages(
-      store,
-      failed,
-      [{ page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [] }],
-      () => undefined,
-    );
-    failRun(store, failed, 'HTTP 503');
-    const r3 = commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    expect(latestCompleteRun(store)).toBe(r3);
-    expect(previousCompleteRun(store, r3)).toBe(r1);
-    expect(listRuns(store).map((r) => [r.run, r.status])).toEqual([
-      [r1, 'complete'],
-      [failed, 'failed'],
-      [r3, 'complete'],
-    ]);
-    expect([...diffRuns(store, r1, r3)]).toEqual([]);
-    expect(versionCount()).toBe(2);
-  });
-
-  it('resumes the latest interrupted run within the window, from the page after its checkpoint', () => {
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
-    stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
-    stagePages(store, run, [{ page: 2, items: [makeItem('b')], invalid: [] }], () => undefined);
-    const resumed = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
-    expect(resumed).toEqual({ run, startPage: 3, resumed: true });
-    commitRun(store, run, () => undefined);
-    expect(ids(run)).toEqual(['a', 'b']);
-  });
-
-  it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', () => {
-    const old = beginRun(store, {
-      query: 'q',
-      resumeWindowMinutes: 60,
-      now: new Date(Date.now() - 61 * 60_000),
-    });
-    stagePages(
-      store,
-      old.run,
-      [{ page: 1, items: [makeItem('a')], invalid: [] }],
-      () => undefined,
-      new Date(Date.now() - 61 * 60_000),
-    );
-    const fresh = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
-    expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
-    expect(getRun(store, old.run)?.status).toBe('failed');
-    expect(store.db.prepare('SELECT count(*) FROM staged_items WHERE run = ?').pluck().get(old.run)).toBe(0);
-
-    const otherQuery = beginRun(store, { query: 'other page size', resumeWindowMinutes: 60 });
-    expect(otherQuery.resumed).toBe(false);
-    const disabled = beginRun(store, { query: 'other page size', resumeWindowMinutes: 0 });
-    expect(disabled.resumed).toBe(false);
-    expect(listRuns(store).filter((r) => r.status === 'running')).toHaveLength(1);
   });
 });

@@ -1,0 +1,244 @@
+import type { ChildProcessByStdio } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { QueueEvents } from 'bullmq';
+import { enqueueSync, QUEUE_NAME, syncQueue } from '../jobs/queue.js';
+import { connectRedis } from '../jobs/redis.js';
+import type { SyncSummary } from '../src/sync.js';
+import type { BaselineShop, BaselineWork } from './baseline-client.js';
+import { BASELINE, CLI, measure, readProbe, spawnProbed } from './child.js';
+import { type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
+
+/** Syncs one worker process runs at once (WORKER_CONCURRENCY) and requests each keeps in flight. */
+const WORKER_CONCURRENCY = 4;
+const MAX_IN_FLIGHT = 8;
+const LATENCY_MS = 30;
+const CLOCK_TICKS_PER_SECOND = 100;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface FleetRound {
+  name: string;
+  /** From queuing the first sync until every shop has a complete run. */
+  wallMs: number;
+  itemsPerSecond: number;
+  itemsPerSecondVsBaseline: number;
+  cpuPerShopMs: number;
+  cpuPerShopVsBaseline: number;
+  /** Highest peak RSS of one worker process. */
+  peakRssMiB: number;
+  passwordLogins: number;
+  syncs: number;
+}
+
+export interface FleetWorkers {
+  workers: number;
+  /** Requests in flight at most, for the fleet and the baseline alike. */
+  inFlight: number;
+  baseline: { wallMs: number; itemsPerSecond: number; cpuPerShopMs: number; peakRssMiB: number };
+  rounds: FleetRound[];
+  loopMaxMs: number;
+}
+
+export interface FleetResult {
+  shops: number;
+  itemsPerShop: number;
+  latencyMs: number;
+  runs: FleetWorkers[];
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function peakRssMiB(pid: number): number {
+  const kib = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Math.round((Number(kib) / 1024) * 10) / 10;
+}
+
+function shopList(sim: SimulatorProcess, shops: number, items: number): BaselineShop[] {
+  return Array.from({ length: shops }, (_, i) => ({
+    baseUrl: `${sim.baseUrl}/shops/${i + 1}`,
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret',
+    username: `shop-${i + 1}-owner`,
+    password: `shop-${i + 1}-password`,
+    items,
+  }));
+}
+
+/** A config file of every shop; schedules that never fire during a run. */
+function writeConfig(file: string, dataDir: string, shops: readonly BaselineShop[]): void {
+  const entries = shops.map((shop, i) => [
+    `shop-${i + 1}`,
+    {
+      base_url: shop.baseUrl,
+      client_id: shop.clientId,
+      client_secret: shop.clientSecret,
+      username: shop.username,
+      password: shop.password,
+      per_page: 100,
+      schedule: '0 0 1 1 *',
+    },
+  ]);
+  writeFileSync(file, JSON.stringify({ data_dir: dataDir, shops: Object.fromEntries(entries) }));
+}
+
+function startWorker(env: Record<string, string>): Promise<ChildProcessByStdio<null, Readable, Readable>> {
+  const child = spawnProbed(CLI, ['worker'], env);
+  let log = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.resume();
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (log.includes('worker started')) return;
+      log += chunk;
+      if (log.includes('worker started')) resolve(child);
+    });
+    child.on('close', (code) =>
+      reject(new Error(`a worker exited with ${code} before it started: ${log.slice(-2000)}`)),
+    );
+  });
+}
+
+async function stopWorker(child: ChildProcessByStdio<null, Readable, Readable>): Promise<number> {
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  child.kill('SIGTERM');
+  await closed;
+  return readProbe(child.pid as number).loopMaxMs;
+}
+
+interface Round {
+  shops: readonly string[];
+  items: number;
+  sim: SimulatorProcess;
+  workers: readonly ChildProcessByStdio<null, Readable, Readable>[];
+  queue: ReturnType<typeof syncQueue>;
+  events: QueueEvents;
+}
+
+/** Queues a sync of every shop in one go and waits until each has a complete run of every item. */
+async function syncAll(name: string, round: Round, baseline: FleetWorkers['baseline']): Promise<FleetRound> {
+  const { shops, items, sim, workers, queue, events } = round;
+  const pids = workers.map((worker) => worker.pid as number);
+  const loginsBefore = (await sim.stats()).tokenRequests.password;
+  const ticksBefore = pids.reduce((sum, pid) => sum + cpuTicks(pid), 0);
+  const started = performance.now();
+  const jobs = await Promise.all(shops.map((shop) => enqueueSync(queue, shop)));
+  const summaries = (await Promise.all(
+    jobs.map(({ job }) => job.waitUntilFinished(events)),
+  )) as SyncSummary[];
+  const wallMs = Math.round(performance.now() - started);
+  const cpuMs =
+    ((pids.reduce((sum, pid) => sum + cpuTicks(pid), 0) - ticksBefore) * 1000) / CLOCK_TICKS_PER_SECOND;
+  for (const summary of summaries) {
+    if (summary.status !== 'complete' || summary.items !== items) {
+      throw new Error(
+        `${name}: shop ${summary.shop} ended ${summary.status} with ${summary.items} of ${items} items`,
+      );
+    }
+  }
+  const itemsPerSecond = Math.round((shops.length * items * 1000) / wallMs);
+  const cpuPerShopMs = Math.round(cpuMs / shops.length);
+  return {
+    name,
+    wallMs,
+    itemsPerSecond,
+    itemsPerSecondVsBaseline: round2(itemsPerSecond / baseline.itemsPerSecond),
+    cpuPerShopMs,
+    cpuPerShopVsBaseline: round2(cpuPerShopMs / baseline.cpuPerShopMs),
+    peakRssMiB: Math.max(...pids.map(peakRssMiB)),
+    passwordLogins: (await sim.stats()).tokenRequests.password - loginsBefore,
+    syncs: shops.length,
+  };
+}
+
+async function withWorkers(
+  sim: SimulatorProcess,
+  shops: readonly BaselineShop[],
+  count: number,
+  root: string,
+): Promise<FleetWorkers> {
+  const inFlight = count * Math.min(WORKER_CONCURRENCY, shops.length) * MAX_IN_FLIGHT;
+  const items = shops[0]?.items ?? 0;
+  const shopsFile = path.join(root, `fleet-${count}-shops.json`);
+  writeFileSync(shopsFile, JSON.stringify(shops));
+  // Like the fleet's rounds, which start once the workers run: the client's work without its start-up.
+  const figures = await measure(BASELINE, ['--shops', shopsFile, '--in-flight', String(inFlight)]);
+  const work = JSON.parse(figures.stdout) as BaselineWork;
+  const baseline = {
+    wallMs: work.ms,
+    itemsPerSecond: Math.round((shops.length * items * 1000) / work.ms),
+    cpuPerShopMs: round2(work.cpuMs / shops.length),
+    peakRssMiB: figures.peakRssMiB,
+  };
+  const prefix = `shop-sync-bench-${process.pid}-${count}-${Date.now()}`;
+  const configFile = path.join(root, `fleet-${count}.json`);
+  writeConfig(configFile, path.join(root, `fleet-${count}`), shops);
+  const env = {
+    SHOP_SYNC_CONFIG: configFile,
+    SYNC_QUEUE_PREFIX: prefix,
+    REDIS_URL,
+    OPS_PORT: '0',
+    WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+    SYNC_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+  };
+  const redis = await connectRedis(REDIS_URL);
+  const queue = syncQueue(redis, prefix);
+  const events = new QueueEvents(QUEUE_NAME, { connection: redis, prefix });
+  // Every shop's job is added and awaited at once: one listener each is expected, not a leak.
+  queue.setMaxListeners(shops.length + 10);
+  events.setMaxListeners(shops.length + 10);
+  const workers: ChildProcessByStdio<null, Readable, Readable>[] = [];
+  try {
+    await events.waitUntilReady();
+    for (let i = 0; i < count; i += 1) workers.push(await startWorker(env));
+    const round: Round = { shops: shops.map((_, i) => `shop-${i + 1}`), items, sim, workers, queue, events };
+    const first = await syncAll('first syncs', round, baseline);
+    const unchanged = await syncAll('unchanged resyncs', round, baseline);
+    let loopMaxMs = 0;
+    for (const worker of workers.splice(0)) loopMaxMs = Math.max(loopMaxMs, await stopWorker(worker));
+    return { workers: count, inFlight, baseline, rounds: [first, unchanged], loopMaxMs };
+  } finally {
+    for (const worker of workers) worker.kill('SIGTERM');
+    await events.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await redis.quit();
+  }
+}
+
+/**
+ * `shops` shops of `items` items at 30 ms per request, synced through Redis by each number of worker
+ * processes in turn, each against a baseline client with as many requests in flight.
+ */
+export async function runFleet(
+  shops: number,
+  items: number,
+  workerCounts: readonly number[],
+  root: string,
+): Promise<FleetResult> {
+  const sim = await startSimulatorProcess([
+    '--shops',
+    String(shops),
+    '--items',
+    String(items),
+    '--per-page-cap',
+    '100',
+    '--latency',
+    String(LATENCY_MS),
+  ]);
+  try {
+    const list = shopList(sim, shops, items);
+    const runs: FleetWorkers[] = [];
+    for (const count of workerCounts) runs.push(await withWorkers(sim, list, count, root));
+    return { shops, itemsPerShop: items, latencyMs: LATENCY_MS, runs };
+  } finally {
+    await sim.close();
+  }
+}

@@ -1,0 +1,101 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { listen } from './server.js';
+import type { Faults, Mutation, MutationTruth, SimStats, Simulator } from './types.js';
+
+/** What the admin endpoint drives: a single simulator or a fleet. */
+export interface AdminTarget {
+  /** Mutates shop `index` (1-based; a single simulator is shop 1). */
+  mutate(index: number, m: Mutation): MutationTruth;
+  setFaults(f: Partial<Faults>): void;
+  stats(): SimStats;
+}
+
+export interface AdminServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** A single simulator as shop 1. */
+export function singleShopAdmin(sim: Simulator): AdminTarget {
+  return {
+    mutate: (index, m) => {
+      if (index !== 1) throw new RangeError(`no shop ${index}: this simulator serves one shop`);
+      return sim.mutate(m);
+    },
+    setFaults: (f) => sim.setFaults(f),
+    stats: () => sim.stats(),
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) {
+    text += String(chunk);
+    if (text.length > MAX_BODY_BYTES) throw new RangeError(`request body exceeds ${MAX_BODY_BYTES} bytes`);
+  }
+  return JSON.parse(text === '' ? '{}' : text);
+}
+
+async function answer(
+  target: AdminTarget,
+  ready: () => boolean,
+  req: IncomingMessage,
+): Promise<[number, unknown]> {
+  const url = new URL(req.url ?? '/', 'http://admin.invalid');
+  const route = `${req.method} ${url.pathname}`;
+  if (route === 'GET /ready') return ready() ? [200, { ready: true }] : [503, { ready: false }];
+  if (route === 'GET /stats') return [200, target.stats()];
+  if (route === 'POST /faults') {
+    target.setFaults((await readJson(req)) as Partial<Faults>);
+    return [200, { ok: true }];
+  }
+  if (route === 'POST /mutate') {
+    const truth = target.mutate(
+      Number(url.searchParams.get('shop') ?? '1'),
+      (await readJson(req)) as Mutation,
+    );
+    return [200, { added: truth.added.length, removed: truth.removed.length, updated: truth.updated.length }];
+  }
+  return [404, { error: 'not_found', message: `no admin route ${route}` }];
+}
+
+/**
+ * The benchmark's control port, apart from the marketplace's own paths: mutate a shop between runs,
+ * change faults (latency), read the counters, and ask whether the prerender has finished.
+ */
+export async function startAdmin(
+  target: AdminTarget,
+  ready: () => boolean,
+  host: string,
+  port: number,
+): Promise<AdminServer> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    answer(target, ready, req).then(
+      ([status, body]) => {
+        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify(body));
+      },
+      (error: unknown) => {
+        res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' });
+        res.end(
+          JSON.stringify({
+            error: 'bad_request',
+            message: error instanceof Error ? error.message : String(error),
+          }),
+        );
+      },
+    );
+  });
+  const address = await listen(server, port, host);
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MarketplaceClient } from '../../src/api/client.js';
+import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { clientFor, readAll, TEST_RETRY, withoutRaw } from './helpers.js';
+
+let sim: Simulator | undefined;
+let client: MarketplaceClient | undefined;
+
+afterEach(async () => {
+  await client?.close();
+  await sim?.close();
+  client = undefined;
+  sim = undefined;
+});
+
+async function serving(options: SimulatorOptions): Promise<Simulator> {
+  sim = await startSimulator(options);
+  client = clientFor(sim, { retry: { ...TEST_RETRY, maxAttempts: 60 } });
+  return sim;
+}
+
+const ids = (items: readonly { id: string }[]) => items.map((item) => item.id);
+
+describe('lossy short pages', () => {
+  it('lose no item: every id of the truth is read, with the re-reads counted', async () => {
+    const s = await serving({ items: 3_000, seed: 5, faults: { lossyShortPageRate: 0.05 } });
+    const reading = await readAll(client as MarketplaceClient, { perPage: 50 });
+    expect(s.stats().faultsInjected.lossyShortPage).toBeGreaterThan(0);
+    expect(ids(reading.items)).toEqual(ids(s.truth()));
+    expect(reading.items.map(withoutRaw)).toEqual(s.truth());
+    const rereads = reading.pages.reduce((sum, page) => sum + page.rereads, 0);
+    expect(rereads).toBeGreaterThanOrEqual(2 * s.stats().faultsInjected.lossyShortPage - 2);
+  });
+
+  it('re-read a short page until two readings agree, and not the full pages', async () => {
+    const s = await serving({ items: 100, seed: 5, faults: { lossyShortPages: [2] } });
+    const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
+    expect(ids(reading.items)).toEqual(ids(s.truth()));
+    // Page 2: the lossy answer, then two whole ones that agree; page 5, the last: read once more.
+    expect(reading.pages.map((page) => page.rereads)).toEqual([0, 2, 0, 0, 1]);
+  });
+
+  it('lose nothing on the last page before the end either', async () => {
+    const s = await serving({ items: 95, seed: 5, faults: { lossyShortPages: [5] } });
+    const reading = await readAll(client as MarketplaceClient, { perPage: 20 });
+    expect(ids(reading.items)).toEqual(ids(s.truth()));
+    expect(reading.pages.at(-1)?.received).toBe(15);
+    expect(s.stats().faultsInjected.lossyShortPage).toBe(1);
+  });
+});
+
+describe('a false end', () => {
+  it('after page 1 does not end the reading: 120 of 120 items', async () => {
+    const s = await serving({ items: 120, seed: 3, faults: { falseEndPages: [2] } });
+    const reading = await readAll(client as MarketplaceClient, { perPage: 20 });
+    expect(s.stats().faultsInjected.falseEnd).toBe(1);
+    expect(reading.items).toHaveLength(120);
+    expect(ids(reading.items)).toEqual(ids(s.truth()));
+  });
+
+  it('is no end as a 404, a 204 or an empty list, with or without read-ahead', async () => {
+    for (const maxInFlight of [1, 8]) {
+      const s = await serving({ items: 140, seed: 3, faults: { falseEndPages: [2, 4, 6] } });
+      const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight });
+      expect(s.stats().faultsInjected.falseEnd).toBe(3);
+      expect(ids(reading.items)).toEqual(ids(s.truth()));
+      await client?.close();
+      await s.close();
+    }
+  });
+});
+
+describe('adaptive read-ahead', () => {
+  it('grows the window while the network is slow, never above maxInFlight, and shrinks it after 429s', async () => {
+    const s = await serving({ items: 2_000, seed: 9, faults: { latencyMs: 20 } });
+    const phases: number[] = [];
+    for await (const page of (client as MarketplaceClient).readItems({ perPage: 20, maxInFlight: 6 })) {
+      if (page.page === 40) {
+        phases.push(s.listingArrivals().length);
+        s.setFaults({ rate429: 0.7, retryAfter: 0 });
+      }
+      if (page.page === 80) {
+        phases.push(s.listingArrivals().length);
+        s.setFaults({ rate429: 0 });
+      }
+    }
+    const concurrency = s.listingArrivals().map((arrival) => arrival.concurrency);
+    const [limited = 0, recovered = 0] = phases;
+    const before = Math.max(...concurrency.slice(0, limited));
+    const pushedBack = concurrency.slice(limited + Math.floor((recovered - limited) / 2), recovered);
+    expect(before).toBeGreaterThan(1);
+    expect(s.stats().peakListingConcurrency).toBeLessThanOrEqual(6);
+    expect(s.stats().faultsInjected.status429).toBeGreaterThan(10);
+    expect(Math.max(...pushedBack)).toBeLessThan(before);
+  });
+
+  it('stays at one request at a time when maxInFlight is 1, re-reads included', async () => {
+    const s = await serving({ items: 300, seed: 9, faults: { latencyMs: 5, lossyShortPageRate: 0.2 } });
+    const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
+    expect(ids(reading.items)).toEqual(ids(s.truth()));
+    expect(s.stats().peakListingConcurrency).toBe(1);
+  });
+});
+
+describe('firstPage', () => {
+  it('reads page 1 once, at the size the server really serves', async () => {
+    const s = await serving({ items: 100, seed: 2, perPageCap: 37 });
+    const page = await (client as MarketplaceClient).firstPage({ perPage: 100 });
+    expect(page).toMatchObject({ page: 1, received: 37, duplicates: 0, rereads: 0, invalid: [] });
+    expect(page.items.map(withoutRaw)).toEqual(s.truth().slice(0, 37));
+    expect(s.stats().listingRequests).toBe(1);
+  });
+});

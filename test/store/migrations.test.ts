@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { diffRuns } from '../../src/diff.js';
+import { commitRun } from '../../src/store/commit.js';
+import { SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open.js';
+import { beginRun, getRun, listRuns } from '../../src/store/runs.js';
+import { snapshotItems } from '../../src/store/snapshot.js';
+import { tempDir } from './fixtures.js';
+
+let temp: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  temp = tempDir();
+});
+afterEach(() => temp.cleanup());
+
+/** Every earlier schema version, as that version of shop-sync wrote a store (SQL kept under fixtures/). */
+const EARLIER_VERSIONS = Array.from({ length: SCHEMA_VERSION - 1 }, (_, index) => index + 1);
+
+/** A store file exactly as schema version `version` left it. */
+function storeOfVersion(version: number): string {
+  const file = path.join(temp.dir, 'inventory.sqlite');
+  const sql = readFileSync(new URL(`./fixtures/schema-v${version}.sql`, import.meta.url), 'utf8');
+  const db = new Database(file);
+  db.exec(sql);
+  db.close();
+  return file;
+}
+
+const snapshot = (store: ReturnType<typeof openStore>, run: number) =>
+  [...snapshotItems(store, run)].map((item) => [item.id, item.quantity, item.title]);
+
+describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version) => {
+  it('is upgraded in place with its runs, snapshots and diffs intact', () => {
+    const store = openStore(storeOfVersion(version));
+    expect(store.db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(listRuns(store).map((r) => [r.run, r.status, r.error])).toEqual([
+      [1, 'complete', null],
+      [2, 'complete', null],
+      [3, 'failed', 'interrupted'],
+    ]);
+    expect(snapshot(store, 1)).toEqual([
+      ['a', 1, 'Item a'],
+      ['b', 1, 'Item b'],
+    ]);
+    expect(snapshot(store, 2)).toEqual([
+      ['a', 2, 'Item a'],
+      ['c', 1, 'Item c'],
+    ]);
+    expect([...diffRuns(store, 1, 2)].map((c) => [c.change, c.id])).toEqual([
+      ['updated', 'a'],
+      ['removed', 'b'],
+      ['added', 'c'],
+    ]);
+    expect(store.db.prepare('SELECT raw FROM item_versions WHERE id = ?').pluck().get('b')).toBe(
+      '{"id":"b","extra_field":"kept"}',
+    );
+    store.close();
+  });
+
+  it('resumes the interrupted run after its checkpoint, keeping what it read, and commits it', () => {
+    const store = openStore(storeOfVersion(version));
+    const start = beginRun(store, {
+      query: 'test',
+      resumeWindowMinutes: 60,
+      now: new Date('2026-11-23T00:10:00.000Z'),
+    });
+    expect(start).toEqual({ run: 3, startPage: 2, resumed: true });
+    expect(commitRun(store, 3, () => undefined)).toEqual({
+      pages: 1,
+      items: 3,
+      added: 1,
+      updated: 1,
+      removed: 0,
+      invalid: 0,
+    });
+    expect(snapshot(store, 3)).toEqual([
+      ['a', 2, 'Item a'],
+      ['c', 1, 'Item c v2'],
+      ['d', 1, 'Item d'],
+    ]);
+    expect(snapshot(store, 2).map(([id]) => id)).toEqual(['a', 'c']);
+    expect(getRun(store, 3)?.status).toBe('complete');
+    store.close();
+  });
+});
