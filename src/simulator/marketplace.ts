@@ -228,6 +228,10 @@ export class Marketplace {
     return structuredClone(this.counters);
   }
 
+  issuedTokens(): string[] {
+    return this.tokens.issued();
+  }
+
   moves(): Move[] {
     return this.moveLog.map((move) => ({ ...move }));
   }

@@ -147,6 +147,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     setFaults: (f) => market.setFaults(f),
     stats: () => market.stats(),
     moves: () => market.moves(),
+    issuedTokens: () => market.issuedTokens(),
     listingArrivals: () => market.listingArrivals(),
     prerender: (signal) => market.prerender(signal),
     close: () => {

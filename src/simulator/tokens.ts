@@ -38,6 +38,8 @@ function refuse(status: 400 | 401, error: string, description: string): TokenRef
 export class TokenIssuer {
   private readonly access = new Map<string, { kind: TokenKind; expiresAt: number }>();
   private readonly refresh = new Set<string>();
+  /** Every token ever issued, access and refresh: what a client must never let out. */
+  private readonly everIssued: string[] = [];
 
   constructor(
     private readonly credentials: SimCredentials,
@@ -88,9 +90,14 @@ export class TokenIssuer {
     return { ok: true, kind: token.kind };
   }
 
+  issued(): string[] {
+    return [...this.everIssued];
+  }
+
   private issue(grant: GrantType, kind: TokenKind, scope: string | undefined): TokenGrant {
     if (this.access.size > PRUNE_ABOVE) this.pruneExpired();
     const accessToken = opaqueToken();
+    this.everIssued.push(accessToken);
     this.access.set(accessToken, { kind, expiresAt: Date.now() + this.expiresInSeconds * 1000 });
     // The spec says expires_in is an integer; a fractional test lifetime is reported rounded up,
     // so a client also meets the 401 of a token that died earlier than announced.
@@ -102,6 +109,7 @@ export class TokenIssuer {
     if (scope !== undefined) body.scope = scope;
     if (kind !== 'buy') {
       const refreshToken = opaqueToken();
+      this.everIssued.push(refreshToken);
       this.refresh.add(refreshToken);
       body.refresh_token = refreshToken;
     }

@@ -159,6 +159,8 @@ export interface Simulator {
   stats(): SimStats;
   /** Catalogue changes made by the moving-listing fault, oldest first. */
   moves(): Move[];
+  /** Every access and refresh token issued so far: none may appear in a log, a message or a file. */
+  issuedTokens(): string[];
   /** The listing requests, oldest first (the last 100,000). */
   listingArrivals(): ListingArrival[];
   close(): Promise<void>;

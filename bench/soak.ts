@@ -1,0 +1,97 @@
+/**
+ * `npm run soak -- --minutes N [--seed S]`: the fault suite's crash cases, over and over with random
+ * seeds, kill points, catalogue changes and marketplace faults, until the time is up. Prints what it
+ * did (kills per point, faults served, items and changes compared) and every promise broken; exits 1
+ * if anything was lost.
+ */
+import { parseArgs } from 'node:util';
+import type { FaultKind, Faults, Mutation } from '../src/simulator/index.js';
+import { startSimulator } from '../src/simulator/index.js';
+import { Prng } from '../src/simulator/prng.js';
+import type { SyncPoint } from '../src/sync.js';
+import { CRASH_POINTS, type CrashCase, runCrashCase } from './faults/harness.js';
+
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '1' }, seed: { type: 'string' } },
+});
+const minutes = Number(values.minutes);
+if (!(minutes > 0)) throw new Error(`--minutes must be a positive number, got ${values.minutes}`);
+const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+
+/** Faults the retry policy absorbs: a crash case's sync must still complete through them. */
+function randomFaults(rng: Prng): Partial<Faults> {
+  const rate = (max: number) => (rng.next() < 0.5 ? 0 : rng.next() * max);
+  return {
+    rate429: rate(0.05),
+    rate5xx: rate(0.05),
+    dropRate: rate(0.03),
+    malformedRate: rate(0.03),
+    shortPageRate: rate(0.1),
+    lossyShortPageRate: rate(0.05),
+    falseEndRate: rate(0.03),
+  };
+}
+
+function randomMutation(rng: Prng): Mutation {
+  return {
+    prices: rng.int(8),
+    quantities: rng.int(8),
+    publish: rng.int(3),
+    titles: rng.int(3),
+    add: rng.int(6),
+    remove: rng.int(6),
+    representation: rng.int(5),
+  };
+}
+
+function randomCase(rng: Prng, items: number, perPage: number): CrashCase {
+  const point = CRASH_POINTS[rng.int(CRASH_POINTS.length)] as SyncPoint;
+  // Pages are staged in batches of up to ten: a sync passes 'page-staged' about once per ten pages.
+  const batches = Math.max(1, Math.floor(items / perPage / 10));
+  const nth = point === 'page-staged' ? 1 + rng.int(batches) : point === 'feed-prepared' ? 1 + rng.int(3) : 1;
+  return { point, nth, perPage, mutation: randomMutation(rng), faults: randomFaults(rng) };
+}
+
+async function main(): Promise<void> {
+  const rng = new Prng(seed);
+  const items = 200 + rng.int(600);
+  const sim = await startSimulator({ items, seed });
+  const kills = new Map<SyncPoint, number>();
+  const served = new Map<FaultKind, number>();
+  const broken: string[] = [];
+  let cases = 0;
+  let notReached = 0;
+  let itemsCompared = 0;
+  let changesCompared = 0;
+  const deadline = Date.now() + minutes * 60_000;
+  process.stdout.write(`soak: seed ${seed}, ${items} items, ${minutes} min\n`);
+  try {
+    while (Date.now() < deadline) {
+      const c = randomCase(rng, sim.truth().length, 20 + rng.int(60));
+      const outcome = await runCrashCase(sim, c);
+      cases += 1;
+      if (outcome.killed) kills.set(c.point, (kills.get(c.point) ?? 0) + 1);
+      else notReached += 1;
+      for (const [kind, count] of Object.entries(outcome.faultsServed) as [FaultKind, number][])
+        served.set(kind, (served.get(kind) ?? 0) + count);
+      itemsCompared += outcome.itemsCompared;
+      changesCompared += outcome.changesCompared;
+      for (const problem of outcome.problems) broken.push(`case ${cases} (${c.point} #${c.nth}): ${problem}`);
+    }
+  } finally {
+    await sim.close();
+  }
+  const killCount = [...kills.values()].reduce((a, b) => a + b, 0);
+  const lines = [
+    `cases: ${cases} (${killCount} killed, ${notReached} finished before their kill point)`,
+    `kills per point: ${CRASH_POINTS.map((p) => `${p} ${kills.get(p) ?? 0}`).join(', ')}`,
+    `faults served: ${[...served].map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
+    `items compared: ${itemsCompared}; changes compared: ${changesCompared}`,
+    `lost or wrong: ${broken.length}`,
+    ...broken.slice(0, 50),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  if (broken.length > 0) process.exitCode = 1;
+}
+
+await main();
