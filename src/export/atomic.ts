@@ -40,23 +40,28 @@ export function prepareStream(
   write: (out: NodeJS.WritableStream) => Promise<void>,
   options: AtomicOptions = {},
 ): Promise<PreparedFile> {
-  return prepareFile(
-    target,
-    async (temp) => {
-      const out = createWriteStream(temp, { flags: 'wx' });
-      const closed = finished(out);
-      try {
-        await write(out);
-        out.end();
-      } catch (error) {
-        out.destroy();
-        await closed.catch(() => undefined);
-        throw error;
-      }
-      await closed;
-    },
-    options,
-  );
+  return prepareFile(target, (temp) => streamInto(temp, write), options);
+}
+
+/**
+ * Creates `file` (it must not exist) and streams `write`'s output into it, closed once written; a
+ * failed write destroys the stream and waits for it to close before the error is passed on.
+ */
+export async function streamInto(
+  file: string,
+  write: (out: NodeJS.WritableStream) => Promise<void>,
+): Promise<void> {
+  const out = createWriteStream(file, { flags: 'wx' });
+  const closed = finished(out);
+  try {
+    await write(out);
+    out.end();
+  } catch (error) {
+    out.destroy();
+    await closed.catch(() => undefined);
+    throw error;
+  }
+  await closed;
 }
 
 /**

@@ -1,7 +1,6 @@
-import { createWriteStream } from 'node:fs';
 import { copyFile, link, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { finished, pipeline } from 'node:stream/promises';
+import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ShopSyncError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -9,6 +8,7 @@ import { type Store, storeError } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { markPublished, publishedRun } from '../store/published.js';
 import { getRun, previousCompleteRun } from '../store/runs.js';
+import { streamInto } from './atomic.js';
 import { describeCause } from './cause.js';
 import { writeChangesCsv } from './changes-csv.js';
 import {
@@ -202,17 +202,7 @@ async function writeFeedFile(
 ): Promise<void> {
   await inFeed(paths, name, async () => {
     const file = path.join(dir, name);
-    const out = createWriteStream(file, { flags: 'wx' });
-    const closed = finished(out);
-    try {
-      await write(out);
-      out.end();
-    } catch (error) {
-      out.destroy();
-      await closed.catch(() => undefined);
-      throw error;
-    }
-    await closed;
+    await streamInto(file, write);
     await fsyncPath(file);
   });
 }

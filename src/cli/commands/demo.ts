@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
-import { type DemoResult, runDemo } from '../../demo.js';
 import type { Change } from '../../domain/change.js';
+import { type DemoResult, runDemo } from '../demo.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { wholeNumber } from './options.js';
 
