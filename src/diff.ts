@@ -3,7 +3,7 @@ import { type Item, TRACKED_FIELDS, type TrackedField } from './domain/item.js';
 import { UsageError } from './errors.js';
 import { ITEM_COLUMNS, itemAt, prefixedColumns } from './store/item-row.js';
 import type { Store } from './store/open.js';
-import { getRun } from './store/runs.js';
+import { type CompleteRunMessages, requireCompleteRun } from './store/runs.js';
 import { VALID_AT } from './store/snapshot.js';
 
 /**
@@ -13,8 +13,9 @@ import { VALID_AT } from './store/snapshot.js';
  * were removed and restored in between.
  */
 export function diffRuns(store: Store, from: number, to: number): IterableIterator<Change> {
-  requireComplete(store, from);
-  requireComplete(store, to);
+  const messages = comparedRunMessages(store);
+  requireCompleteRun(store, from, messages);
+  requireCompleteRun(store, to, messages);
   if (from > to) {
     throw new UsageError(`--from run ${from} is later than --to run ${to}; give the older run as --from.`);
   }
@@ -59,10 +60,9 @@ export function changedFields(before: Item, after: Item): TrackedField[] {
   return TRACKED_FIELDS.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }
 
-function requireComplete(store: Store, run: number): void {
-  const found = getRun(store, run);
-  if (!found) throw new UsageError(`Run ${run} does not exist in ${store.path}.`);
-  if (found.status !== 'complete') {
-    throw new UsageError(`Run ${run} is ${found.status}, not complete: only complete runs can be compared.`);
-  }
+function comparedRunMessages(store: Store): CompleteRunMessages {
+  return {
+    missing: (run) => `Run ${run} does not exist in ${store.path}.`,
+    incomplete: (run, status) => `Run ${run} is ${status}, not complete: only complete runs can be compared.`,
+  };
 }

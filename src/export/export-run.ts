@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { StoreError, UsageError } from '../errors.js';
 import { openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
-import { getRun, latestCompleteRun, type RunSummary } from '../store/runs.js';
+import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/runs.js';
 import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
 import { writeInventoryCsv } from './inventory-csv.js';
 import { runContents } from './run-contents.js';
@@ -58,12 +58,9 @@ function completeRun(store: Store, shop: string, wanted: number | undefined): Ru
       store.path,
     );
   }
-  const summary = getRun(store, run);
-  if (!summary) throw new UsageError(`Run ${run} does not exist in shop ${shop}.`);
-  if (summary.status !== 'complete') {
-    throw new UsageError(
-      `Run ${run} of shop ${shop} is not complete (${summary.status}): only complete runs can be exported.`,
-    );
-  }
-  return summary;
+  return requireCompleteRun(store, run, {
+    missing: () => `Run ${run} does not exist in shop ${shop}.`,
+    incomplete: (_, status) =>
+      `Run ${run} of shop ${shop} is not complete (${status}): only complete runs can be exported.`,
+  });
 }

@@ -1,4 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
+import { UsageError } from '../errors.js';
 import type { Store } from './open.js';
 
 export type RunStatus = 'complete' | 'failed' | 'running';
@@ -65,6 +66,20 @@ export function latestCompleteRun(store: Store): number | null {
 /** The complete run before `run`: what `run` is diffed against. */
 export function previousCompleteRun(store: Store, run: number): number | null {
   return pluckRun(store, "SELECT max(run) FROM runs WHERE status = 'complete' AND run < ?", run);
+}
+
+/** How a command words a run it cannot use; each command keeps its own sentence. */
+export interface CompleteRunMessages {
+  missing(run: number): string;
+  incomplete(run: number, status: RunStatus): string;
+}
+
+/** The summary of `run` if it is complete; otherwise a `UsageError` worded by `messages`. */
+export function requireCompleteRun(store: Store, run: number, messages: CompleteRunMessages): RunSummary {
+  const summary = getRun(store, run);
+  if (!summary) throw new UsageError(messages.missing(run));
+  if (summary.status !== 'complete') throw new UsageError(messages.incomplete(run, summary.status));
+  return summary;
 }
 
 export function completeRunCount(store: Store): number {

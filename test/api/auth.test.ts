@@ -1,30 +1,28 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { CredentialsError } from '../../src/errors.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
-import { capturedLogger, clientFor, RecordingTokenStore, readAll, withoutRaw } from './helpers.js';
+import {
+  capturedLogger,
+  clientFor,
+  closedAfterEach,
+  RecordingTokenStore,
+  readAll,
+  withoutRaw,
+} from './helpers.js';
 
-let sim: Simulator | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await sim?.close();
-  client = undefined;
-  sim = undefined;
-});
+const live = closedAfterEach<Simulator>();
 
 async function start(options: SimulatorOptions): Promise<Simulator> {
-  sim = await startSimulator({ seed: 3, ...options });
-  return sim;
+  live.server = await startSimulator({ seed: 3, ...options });
+  return live.server;
 }
 
 describe('logging in', () => {
   it('refuses a wrong password at once with a CredentialsError naming the owner login, without the password', async () => {
     const s = await start({ items: 10 });
     const { logger, output } = capturedLogger();
-    client = clientFor(s, { password: 'wrong-password-123', logger });
-    const failure = readAll(client);
+    live.client = clientFor(s, { password: 'wrong-password-123', logger });
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(
       "The marketplace refused the shop owner's login (MARKETPLACE_USERNAME / MARKETPLACE_PASSWORD) with HTTP 400: invalid_grant.",
     );
@@ -40,8 +38,8 @@ describe('logging in', () => {
 
   it('refuses a wrong client secret with a CredentialsError naming the application credentials', async () => {
     const s = await start({ items: 10 });
-    client = clientFor(s, { clientSecret: 'not-the-secret' });
-    const failure = readAll(client);
+    live.client = clientFor(s, { clientSecret: 'not-the-secret' });
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(
       "The marketplace refused the application's credentials (MARKETPLACE_CLIENT_ID / MARKETPLACE_CLIENT_SECRET) with HTTP 401: invalid_client.",
     );
@@ -50,9 +48,9 @@ describe('logging in', () => {
 
   it('logs in once for many concurrent requests', async () => {
     const s = await start({ items: 40 });
-    client = clientFor(s);
+    live.client = clientFor(s);
     const urls = s.truth().map((item) => item.url);
-    const items = await Promise.all(urls.map((url) => client?.fetchItem(url)));
+    const items = await Promise.all(urls.map((url) => live.client?.fetchItem(url)));
     expect(items.map((item) => item?.id)).toEqual(s.truth().map((item) => item.id));
     expect(s.stats().tokenRequests.password).toBe(1);
   });
@@ -62,8 +60,8 @@ describe('keeping the token fresh', () => {
   it('refreshes a token before it expires and keeps the rotated refresh token', async () => {
     const s = await start({ items: 300, expiresIn: 0.3, faults: { latencyMs: 20 } });
     const store = new RecordingTokenStore();
-    client = clientFor(s, { tokenStore: store });
-    const reading = await readAll(client, { perPage: 10, maxInFlight: 1 });
+    live.client = clientFor(s, { tokenStore: store });
+    const reading = await readAll(live.client, { perPage: 10, maxInFlight: 1 });
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
     const { password, refresh_token } = s.stats().tokenRequests;
     expect(password).toBe(1);
@@ -81,8 +79,8 @@ describe('keeping the token fresh', () => {
       renewAt: Date.now() + 60_000,
       grant: 'password',
     });
-    client = clientFor(s, { tokenStore: store });
-    const reading = await readAll(client, { perPage: 50 });
+    live.client = clientFor(s, { tokenStore: store });
+    const reading = await readAll(live.client, { perPage: 50 });
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
     expect(s.stats().tokenRefusals).toBe(1);
     expect(s.stats().tokenRequests.password).toBe(1);
@@ -91,8 +89,8 @@ describe('keeping the token fresh', () => {
 
   it('logs in again when refreshed tokens are refused, and stops refreshing after the first', async () => {
     const s = await start({ items: 400, expiresIn: 0.2, faults: { refreshDeadEnd: true, latencyMs: 20 } });
-    client = clientFor(s);
-    const reading = await readAll(client, { perPage: 10, maxInFlight: 2 });
+    live.client = clientFor(s);
+    const reading = await readAll(live.client, { perPage: 10, maxInFlight: 2 });
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
     const stats = s.stats();
     expect(stats.faultsInjected.refreshDeadEnd).toBeGreaterThan(0);
@@ -117,8 +115,8 @@ describe('secrets', () => {
     });
     const { logger, output } = capturedLogger();
     const store = new RecordingTokenStore();
-    client = clientFor(s, { logger, tokenStore: store });
-    const reading = await readAll(client, { perPage: 10, maxInFlight: 4 });
+    live.client = clientFor(s, { logger, tokenStore: store });
+    const reading = await readAll(live.client, { perPage: 10, maxInFlight: 4 });
     expect(reading.items).toHaveLength(600);
     const log = output();
     expect(log).toContain('retrying after');

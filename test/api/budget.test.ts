@@ -1,23 +1,14 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { readAll } from './helpers.js';
+import { closedAfterEach, readAll } from './helpers.js';
 import { issuedToken, type ScriptedServer, scriptedClient, startScripted } from './scripted-server.js';
 
 /** Room for scheduling and closing sockets around a bound that is the code's promise, not its speed. */
 const SLACK_MS = 1_000;
 
-let server: ScriptedServer | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 /** A base URL nobody listens on: connections to it are refused. */
 async function refusingBaseUrl(): Promise<string> {
@@ -44,11 +35,11 @@ function reason(result: PromiseSettledResult<unknown>): Error {
 describe('one retry budget per request', () => {
   it('keeps trying a refused connection until the budget is spent, not until a count of attempts', async () => {
     const seen: Array<number | 'network'> = [];
-    client = scriptedClient(await refusingBaseUrl(), {
+    live.client = scriptedClient(await refusingBaseUrl(), {
       retry: { budgetMs: 2_000, baseDelayMs: 1, maxDelayMs: 50, maxAttempts: Number.POSITIVE_INFINITY },
       events: { response: (status) => seen.push(status) },
     });
-    const c = client;
+    const c = live.client;
     const { result, ms } = await timed(() => readAll(c));
     const error = reason(result);
     expect(error).toBeInstanceOf(ApiError);
@@ -63,11 +54,13 @@ describe('one retry budget per request', () => {
   });
 
   it('counts the login it waits for: a token endpoint answering 503 ends within the one budget', async () => {
-    server = await startScripted((r) =>
+    live.server = await startScripted((r) =>
       r.url.pathname === '/v1/oauth/token' ? { status: 503, body: '{"message":"down"}' } : { status: 500 },
     );
-    client = scriptedClient(server.baseUrl, { retry: { budgetMs: 1_500, baseDelayMs: 1, maxDelayMs: 50 } });
-    const c = client;
+    live.client = scriptedClient(live.server.baseUrl, {
+      retry: { budgetMs: 1_500, baseDelayMs: 1, maxDelayMs: 50 },
+    });
+    const c = live.client;
     const { result, ms } = await timed(() => readAll(c));
     expect(reason(result).message).toMatch(
       /^POST \/v1\/oauth\/token \(grant password\) failed with HTTP 503 after \d+ attempts in 1\.\d s \(budget 1\.5 s\): down$/,
@@ -78,7 +71,7 @@ describe('one retry budget per request', () => {
   it('does not restart the count when a request that already retried has to log in again', async () => {
     let listings = 0;
     let logins = 0;
-    server = await startScripted((r) => {
+    live.server = await startScripted((r) => {
       if (r.url.pathname === '/v1/oauth/token') {
         logins += 1;
         return logins === 1 ? issuedToken(1, { refresh_token: null }) : { status: 502, body: 'bad gateway' };
@@ -89,8 +82,10 @@ describe('one retry budget per request', () => {
         ? { status: 503, body: 'busy' }
         : { status: 401, body: '{"error":"invalid_token"}' };
     });
-    client = scriptedClient(server.baseUrl, { retry: { budgetMs: 1_500, baseDelayMs: 1, maxDelayMs: 50 } });
-    const c = client;
+    live.client = scriptedClient(live.server.baseUrl, {
+      retry: { budgetMs: 1_500, baseDelayMs: 1, maxDelayMs: 50 },
+    });
+    const c = live.client;
     const { result, ms } = await timed(() => c.fetchItem('/v1/items/a'));
     const message = reason(result).message;
     expect(message).toMatch(
@@ -104,11 +99,13 @@ describe('one retry budget per request', () => {
   });
 
   it('with several requests waiting on one renewal, runs one login and gives them all its outcome within the budget', async () => {
-    server = await startScripted((r) =>
+    live.server = await startScripted((r) =>
       r.url.pathname === '/v1/oauth/token' ? { status: 503, body: 'login down' } : { status: 500 },
     );
-    client = scriptedClient(server.baseUrl, { retry: { budgetMs: 1_000, baseDelayMs: 1, maxDelayMs: 50 } });
-    const c = client;
+    live.client = scriptedClient(live.server.baseUrl, {
+      retry: { budgetMs: 1_000, baseDelayMs: 1, maxDelayMs: 50 },
+    });
+    const c = live.client;
     const started = Date.now();
     const results = await Promise.allSettled(
       ['a', 'b', 'c', 'd'].map((id) => c.fetchItem(`/v1/items/${id}`)),
@@ -120,14 +117,14 @@ describe('one retry budget per request', () => {
       /^POST \/v1\/oauth\/token \(grant password\) failed with HTTP 503 after \d+ attempts in [\d.]+ s \(budget 1 s\): login down$/,
     );
     expect(ms).toBeLessThanOrEqual(1_000 + SLACK_MS);
-    expect(server.requests.filter((r) => r.url.pathname !== '/v1/oauth/token')).toEqual([]);
+    expect(live.server.requests.filter((r) => r.url.pathname !== '/v1/oauth/token')).toEqual([]);
   });
 
   it('with several requests waiting on one renewal against an unreachable marketplace, ends within the budget', async () => {
-    client = scriptedClient(await refusingBaseUrl(), {
+    live.client = scriptedClient(await refusingBaseUrl(), {
       retry: { budgetMs: 1_000, baseDelayMs: 1, maxDelayMs: 50 },
     });
-    const c = client;
+    const c = live.client;
     const started = Date.now();
     const results = await Promise.allSettled(['a', 'b', 'c'].map((id) => c.fetchItem(`/v1/items/${id}`)));
     expect(Date.now() - started).toBeLessThanOrEqual(1_000 + SLACK_MS);

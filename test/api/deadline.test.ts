@@ -1,36 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { readAll } from './helpers.js';
+import { closedAfterEach, readAll } from './helpers.js';
 import { issuedToken, type ScriptedServer, scriptedClient, startScripted } from './scripted-server.js';
 
 /** Room for scheduling and closing sockets around a bound that is the code's promise, not its speed. */
 const SLACK_MS = 1_500;
 
-let server: ScriptedServer | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 const LISTING = JSON.stringify({ items: [] });
 
 describe('a server that drips its body one byte at a time', () => {
   it('fails the read within the retry budget, saying the deadline was passed', async () => {
-    server = await startScripted((r) =>
+    live.server = await startScripted((r) =>
       r.url.pathname === '/v1/oauth/token' ? issuedToken(1) : { status: 200, body: LISTING, dripMs: 200 },
     );
     // Every byte arrives well within the per-chunk body timeout, so only a total deadline can end this.
-    client = scriptedClient(server.baseUrl, {
+    live.client = scriptedClient(live.server.baseUrl, {
       timeouts: { bodyMs: 5_000 },
       retry: { budgetMs: 2_000, baseDelayMs: 1, maxDelayMs: 20 },
     });
     const started = Date.now();
-    const failure = readAll(client);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(ApiError);
     await expect(failure).rejects.toThrow(
       /^GET \/v1\/sell\/shop\/items\?page=1 failed after 1 attempt in [\d.]+ s \(budget 2 s\): the response was not complete within the [\d.]+ s deadline of one attempt$/,
@@ -39,19 +30,19 @@ describe('a server that drips its body one byte at a time', () => {
   });
 
   it('retries an attempt past its own total timeout as long as the budget lasts', async () => {
-    server = await startScripted((r) =>
+    live.server = await startScripted((r) =>
       r.url.pathname === '/v1/oauth/token' ? issuedToken(1) : { status: 200, body: LISTING, dripMs: 100 },
     );
-    client = scriptedClient(server.baseUrl, {
+    live.client = scriptedClient(live.server.baseUrl, {
       timeouts: { bodyMs: 5_000, totalMs: 300 },
       retry: { budgetMs: 2_000, baseDelayMs: 1, maxDelayMs: 20 },
     });
     const started = Date.now();
-    const failure = readAll(client);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(
       /^GET \/v1\/sell\/shop\/items\?page=1 failed after \d+ attempts in [\d.]+ s \(budget 2 s\): the response was not complete within the 0.3 s deadline of one attempt$/,
     );
     expect(Date.now() - started).toBeLessThanOrEqual(2_000 + SLACK_MS);
-    expect(server.listingPages().length).toBeGreaterThan(2);
+    expect(live.server.listingPages().length).toBeGreaterThan(2);
   });
 });

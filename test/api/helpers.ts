@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { afterEach } from 'vitest';
 import { MarketplaceClient, type MarketplaceOptions, type ReadItemsQuery } from '../../src/api/client.js';
 import type { ItemPage } from '../../src/api/items.js';
 import { MemoryTokenStore, type StoredToken } from '../../src/api/token-store.js';
@@ -65,4 +66,22 @@ export class RecordingTokenStore extends MemoryTokenStore {
   tokenValues(): string[] {
     return this.history.flatMap((t) => (t.refreshToken ? [t.accessToken, t.refreshToken] : [t.accessToken]));
   }
+}
+
+/** What a test started: the marketplace it serves from and the client reading it. */
+export interface Started<S extends { close(): Promise<unknown> }> {
+  server: S | undefined;
+  client: MarketplaceClient | undefined;
+}
+
+/** Registers an `afterEach` that closes what each test started (the client before its server) and forgets it. */
+export function closedAfterEach<S extends { close(): Promise<unknown> }>(): Started<S> {
+  const started: Started<S> = { server: undefined, client: undefined };
+  afterEach(async () => {
+    await started.client?.close();
+    await started.server?.close();
+    started.client = undefined;
+    started.server = undefined;
+  });
+  return started;
 }

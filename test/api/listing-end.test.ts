@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { ApiError, ProtocolError } from '../../src/errors.js';
-import { readAll } from './helpers.js';
+import { closedAfterEach, readAll } from './helpers.js';
 import {
   issuedToken,
   type ScriptedAnswer,
@@ -11,23 +10,15 @@ import {
   startScripted,
 } from './scripted-server.js';
 
-let server: ScriptedServer | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 /** A marketplace serving `listing(page)` for each listing page, with items built by `page()` below. */
 async function serving(listing: (page: number, baseUrl: string) => ScriptedAnswer): Promise<ScriptedServer> {
-  server = await startScripted((request) => {
+  live.server = await startScripted((request) => {
     if (request.url.pathname === '/v1/oauth/token') return issuedToken(1);
-    return listing(Number(request.url.searchParams.get('page')), server?.baseUrl ?? '');
+    return listing(Number(request.url.searchParams.get('page')), live.server?.baseUrl ?? '');
   });
-  return server;
+  return live.server;
 }
 
 /** A 200 page of `size` items whose ids start with `p<page>-`. */
@@ -46,8 +37,8 @@ describe('the end of the listing', () => {
     ['HTTP 200 with null', { status: 200, body: 'null' }],
   ])('after a non-empty page is also %s', async (_name, end) => {
     const s = await serving((n, baseUrl) => (n <= 2 ? page(baseUrl, n) : end));
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client, { maxInFlight: 1 });
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client, { maxInFlight: 1 });
     expect(ids(reading)).toEqual(['p1-0', 'p1-1', 'p1-2', 'p2-0', 'p2-1', 'p2-2']);
     // The end is believed once page 3 answers the same again and page 2 reads the same again.
     expect(s.listingPages()).toEqual([1, 2, 3, 3, 2]);
@@ -55,16 +46,16 @@ describe('the end of the listing', () => {
 
   it('is the first end even when read-ahead already fetched pages after it', async () => {
     const s = await serving((n, baseUrl) => (n === 3 ? { status: 404, body: '' } : page(baseUrl, n)));
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client, { maxInFlight: 4, maxPages: 10 });
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client, { maxInFlight: 4, maxPages: 10 });
     expect(reading.pages.map((p) => p.page)).toEqual([1, 2]);
     expect(ids(reading)).toEqual(['p1-0', 'p1-1', 'p1-2', 'p2-0', 'p2-1', 'p2-2']);
   });
 
   it('is not a 404 on the first page: that stays an error with the server message', async () => {
     const s = await serving(() => ({ status: 404, body: '{"detail":"No such shop."}' }));
-    client = scriptedClient(s.baseUrl);
-    const failure = readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(ApiError);
     await expect(failure).rejects.toThrow(
       'GET /v1/sell/shop/items?page=1 failed with HTTP 404: No such shop.',
@@ -73,8 +64,8 @@ describe('the end of the listing', () => {
 
   it('is not a 404 on the first page of a resumed reading either', async () => {
     const s = await serving(() => ({ status: 404, body: '{"detail":"Invalid page."}' }));
-    client = scriptedClient(s.baseUrl);
-    await expect(readAll(client, { startPage: 5 })).rejects.toThrow(
+    live.client = scriptedClient(s.baseUrl);
+    await expect(readAll(live.client, { startPage: 5 })).rejects.toThrow(
       'GET /v1/sell/shop/items?page=5 failed with HTTP 404: Invalid page.',
     );
   });
@@ -83,8 +74,8 @@ describe('the end of the listing', () => {
 describe('a server that clamps the page number', () => {
   it('ends the listing when a page repeats the short last page', async () => {
     const s = await serving((n, baseUrl) => (n <= 2 ? page(baseUrl, n, 5) : page(baseUrl, 3, 2)));
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client, { maxInFlight: 3 });
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client, { maxInFlight: 3 });
     expect(reading.pages.map((p) => p.page)).toEqual([1, 2, 3]);
     expect(ids(reading).slice(-2)).toEqual(['p3-0', 'p3-1']);
     expect(reading.items).toHaveLength(12);
@@ -93,15 +84,15 @@ describe('a server that clamps the page number', () => {
 
   it('ends the listing on a repeat of a one-item last page', async () => {
     const s = await serving((n, baseUrl) => (n === 1 ? page(baseUrl, 1, 4) : page(baseUrl, 2, 1)));
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client, { maxInFlight: 1 });
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client, { maxInFlight: 1 });
     expect(ids(reading)).toEqual(['p1-0', 'p1-1', 'p1-2', 'p1-3', 'p2-0']);
   });
 
   it('still fails on a repeat of a full page, which means the server ignores page', async () => {
     const s = await serving((_n, baseUrl) => page(baseUrl, 1, 4));
-    client = scriptedClient(s.baseUrl);
-    const failure = readAll(client, { maxInFlight: 1 });
+    live.client = scriptedClient(s.baseUrl);
+    const failure = readAll(live.client, { maxInFlight: 1 });
     await expect(failure).rejects.toThrow(ProtocolError);
     await expect(failure).rejects.toThrow(
       'The marketplace served page 2 with only items already read (4 of them); it seems to ignore the page parameter, so the listing cannot be read completely.',
@@ -115,8 +106,8 @@ describe('a listing answered with an object', () => {
       status: 200,
       body: '{"error":"shop_suspended","message":"shop suspended"}',
     }));
-    client = scriptedClient(s.baseUrl);
-    const failure = readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(ProtocolError);
     await expect(failure).rejects.toThrow(
       'GET /v1/sell/shop/items?page=1 answered HTTP 200 with an object instead of a list of items: shop suspended',
@@ -125,8 +116,8 @@ describe('a listing answered with an object', () => {
 
   it('says only what it got when the object carries no message', async () => {
     const s = await serving(() => ({ status: 200, body: '{"results":[]}' }));
-    client = scriptedClient(s.baseUrl);
-    await expect(readAll(client)).rejects.toThrow(
+    live.client = scriptedClient(s.baseUrl);
+    await expect(readAll(live.client)).rejects.toThrow(
       new ProtocolError(
         'GET /v1/sell/shop/items?page=1 answered HTTP 200 with an object instead of a list of items.',
       ),

@@ -1,23 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MarketplaceClient } from '../../src/api/client.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { clientFor, readAll, TEST_RETRY, withoutRaw } from './helpers.js';
+import { clientFor, closedAfterEach, readAll, TEST_RETRY, withoutRaw } from './helpers.js';
 
-let sim: Simulator | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await sim?.close();
-  client = undefined;
-  sim = undefined;
-});
+const live = closedAfterEach<Simulator>();
 
 async function serving(options: SimulatorOptions): Promise<Simulator> {
-  sim = await startSimulator(options);
-  client = clientFor(sim, { retry: { ...TEST_RETRY, maxAttempts: 60 } });
-  return sim;
+  live.server = await startSimulator(options);
+  live.client = clientFor(live.server, { retry: { ...TEST_RETRY, maxAttempts: 60 } });
+  return live.server;
 }
 
 const ids = (items: readonly { id: string }[]) => items.map((item) => item.id);
@@ -25,7 +17,7 @@ const ids = (items: readonly { id: string }[]) => items.map((item) => item.id);
 describe('lossy short pages', () => {
   it('lose no item: every id of the truth is read, with the re-reads counted', async () => {
     const s = await serving({ items: 3_000, seed: 5, faults: { lossyShortPageRate: 0.05 } });
-    const reading = await readAll(client as MarketplaceClient, { perPage: 50 });
+    const reading = await readAll(live.client as MarketplaceClient, { perPage: 50 });
     expect(s.stats().faultsInjected.lossyShortPage).toBeGreaterThan(0);
     expect(ids(reading.items)).toEqual(ids(s.truth()));
     expect(reading.items.map(withoutRaw)).toEqual(s.truth());
@@ -35,7 +27,7 @@ describe('lossy short pages', () => {
 
   it('re-read a short page until two readings agree, and not the full pages', async () => {
     const s = await serving({ items: 100, seed: 5, faults: { lossyShortPages: [2] } });
-    const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
+    const reading = await readAll(live.client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
     expect(ids(reading.items)).toEqual(ids(s.truth()));
     // Page 2: the lossy answer, then two whole ones that agree; page 5, the last: read once more.
     expect(reading.pages.map((page) => page.rereads)).toEqual([0, 2, 0, 0, 1]);
@@ -43,7 +35,7 @@ describe('lossy short pages', () => {
 
   it('lose nothing on the last page before the end either', async () => {
     const s = await serving({ items: 95, seed: 5, faults: { lossyShortPages: [5] } });
-    const reading = await readAll(client as MarketplaceClient, { perPage: 20 });
+    const reading = await readAll(live.client as MarketplaceClient, { perPage: 20 });
     expect(ids(reading.items)).toEqual(ids(s.truth()));
     expect(reading.pages.at(-1)?.received).toBe(15);
     expect(s.stats().faultsInjected.lossyShortPage).toBe(1);
@@ -53,7 +45,7 @@ describe('lossy short pages', () => {
 describe('a false end', () => {
   it('after page 1 does not end the reading: 120 of 120 items', async () => {
     const s = await serving({ items: 120, seed: 3, faults: { falseEndPages: [2] } });
-    const reading = await readAll(client as MarketplaceClient, { perPage: 20 });
+    const reading = await readAll(live.client as MarketplaceClient, { perPage: 20 });
     expect(s.stats().faultsInjected.falseEnd).toBe(1);
     expect(reading.items).toHaveLength(120);
     expect(ids(reading.items)).toEqual(ids(s.truth()));
@@ -62,10 +54,10 @@ describe('a false end', () => {
   it('is no end as a 404, a 204 or an empty list, with or without read-ahead', async () => {
     for (const maxInFlight of [1, 8]) {
       const s = await serving({ items: 140, seed: 3, faults: { falseEndPages: [2, 4, 6] } });
-      const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight });
+      const reading = await readAll(live.client as MarketplaceClient, { perPage: 20, maxInFlight });
       expect(s.stats().faultsInjected.falseEnd).toBe(3);
       expect(ids(reading.items)).toEqual(ids(s.truth()));
-      await client?.close();
+      await live.client?.close();
       await s.close();
     }
   });
@@ -75,7 +67,7 @@ describe('adaptive read-ahead', () => {
   it('grows the window while the network is slow, never above maxInFlight, and shrinks it after 429s', async () => {
     const s = await serving({ items: 2_000, seed: 9, faults: { latencyMs: 20 } });
     const phases: number[] = [];
-    for await (const page of (client as MarketplaceClient).readItems({ perPage: 20, maxInFlight: 6 })) {
+    for await (const page of (live.client as MarketplaceClient).readItems({ perPage: 20, maxInFlight: 6 })) {
       if (page.page === 40) {
         phases.push(s.listingArrivals().length);
         s.setFaults({ rate429: 0.7, retryAfter: 0 });
@@ -97,7 +89,7 @@ describe('adaptive read-ahead', () => {
 
   it('stays at one request at a time when maxInFlight is 1, re-reads included', async () => {
     const s = await serving({ items: 300, seed: 9, faults: { latencyMs: 5, lossyShortPageRate: 0.2 } });
-    const reading = await readAll(client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
+    const reading = await readAll(live.client as MarketplaceClient, { perPage: 20, maxInFlight: 1 });
     expect(ids(reading.items)).toEqual(ids(s.truth()));
     expect(s.stats().peakListingConcurrency).toBe(1);
   });
@@ -106,7 +98,7 @@ describe('adaptive read-ahead', () => {
 describe('firstPage', () => {
   it('reads page 1 once, at the size the server really serves', async () => {
     const s = await serving({ items: 100, seed: 2, perPageCap: 37 });
-    const page = await (client as MarketplaceClient).firstPage({ perPage: 100 });
+    const page = await (live.client as MarketplaceClient).firstPage({ perPage: 100 });
     expect(page).toMatchObject({ page: 1, received: 37, duplicates: 0, rereads: 0, invalid: [] });
     expect(page.items.map(withoutRaw)).toEqual(s.truth().slice(0, 37));
     expect(s.stats().listingRequests).toBe(1);

@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { CredentialsError } from '../../src/errors.js';
-import { readAll } from './helpers.js';
+import { closedAfterEach, readAll } from './helpers.js';
 import {
   issuedToken,
   type ScriptedAnswer,
@@ -11,15 +10,7 @@ import {
   startScripted,
 } from './scripted-server.js';
 
-let server: ScriptedServer | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 /**
  * A marketplace that refuses the first token it issued (so the client refreshes), answers the refresh
@@ -30,7 +21,7 @@ async function refusingFirstToken(
   password: (n: number) => ScriptedAnswer = (n) => issuedToken(n),
 ): Promise<ScriptedServer> {
   let issued = 0;
-  server = await startScripted((request) => {
+  live.server = await startScripted((request) => {
     if (request.url.pathname === '/v1/oauth/token') {
       issued += 1;
       const grant = new URLSearchParams(request.body).get('grant_type');
@@ -40,11 +31,11 @@ async function refusingFirstToken(
       return { status: 401, body: '{"error":"invalid_token"}' };
     if (request.url.pathname.startsWith('/v1/items/')) {
       const id = request.url.pathname.slice('/v1/items/'.length);
-      return { status: 200, body: JSON.stringify(sampleItem(server?.baseUrl ?? '', id)) };
+      return { status: 200, body: JSON.stringify(sampleItem(live.server?.baseUrl ?? '', id)) };
     }
     return { status: 200, body: '[]' };
   });
-  return server;
+  return live.server;
 }
 
 describe('a refresh that fails', () => {
@@ -56,8 +47,8 @@ describe('a refresh that fails', () => {
     ['200 that is not JSON', { status: 200, body: '<html>ok</html>' }],
   ])('answered %s falls back to the password grant', async (_name, answer) => {
     const s = await refusingFirstToken(() => answer);
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client);
     expect(reading.items).toEqual([]);
     expect(s.grants()).toEqual(['password', 'refresh_token', 'password']);
     expect(s.requests.at(-1)?.authorization).toMatch(/^Bearer access-\d$/);
@@ -66,16 +57,16 @@ describe('a refresh that fails', () => {
 
   it('with 5xx twice falls back to the password grant instead of spending the whole retry budget', async () => {
     const s = await refusingFirstToken(() => ({ status: 503, body: '{"error":"busy"}' }));
-    client = scriptedClient(s.baseUrl);
-    await readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    await readAll(live.client);
     expect(s.grants()).toEqual(['password', 'refresh_token', 'refresh_token', 'password']);
   });
 
   it('is tried once for many concurrent requests, then one password grant serves them all', async () => {
     const s = await refusingFirstToken(() => ({ status: 403, body: '{"error":"forbidden"}' }));
-    client = scriptedClient(s.baseUrl);
+    live.client = scriptedClient(s.baseUrl);
     const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);
-    const items = await Promise.all(ids.map((id) => client?.fetchItem(`${s.baseUrl}/v1/items/${id}`)));
+    const items = await Promise.all(ids.map((id) => live.client?.fetchItem(`${s.baseUrl}/v1/items/${id}`)));
     expect(items.map((item) => item?.id)).toEqual(ids);
     expect(s.grants()).toEqual(['password', 'refresh_token', 'password']);
   });
@@ -85,8 +76,8 @@ describe('a refresh that fails', () => {
       () => ({ status: 404, body: '' }),
       (n) => (n === 1 ? issuedToken(n) : { status: 400, body: '{"error":"invalid_grant"}' }),
     );
-    client = scriptedClient(s.baseUrl);
-    const failure = readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(CredentialsError);
     await expect(failure).rejects.toThrow(
       "The marketplace refused the shop owner's login (MARKETPLACE_USERNAME / MARKETPLACE_PASSWORD) with HTTP 400: invalid_grant.",

@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MarketplaceClient } from '../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
 import { ApiError, ProtocolError } from '../../src/errors.js';
-import { readAll } from './helpers.js';
+import { closedAfterEach, readAll } from './helpers.js';
 import {
   CREDENTIALS,
   issuedToken,
@@ -13,21 +12,13 @@ import {
   startScripted,
 } from './scripted-server.js';
 
-let server: ScriptedServer | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  await server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 async function serving(answer: (request: ScriptedRequest, baseUrl: string) => ScriptedAnswer) {
-  server = await startScripted((request) =>
-    request.url.pathname === '/v1/oauth/token' ? issuedToken(1) : answer(request, server?.baseUrl ?? ''),
+  live.server = await startScripted((request) =>
+    request.url.pathname === '/v1/oauth/token' ? issuedToken(1) : answer(request, live.server?.baseUrl ?? ''),
   );
-  return server;
+  return live.server;
 }
 
 /** An item's JSON text with `literals` spliced in as written, e.g. `"price":12345678901234567.89`. */
@@ -49,8 +40,8 @@ describe('numbers a double cannot hold', () => {
       );
       return { status: 200, body: `[${first},${second}]` };
     });
-    client = scriptedClient(s.baseUrl);
-    const reading = await readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const reading = await readAll(live.client);
     expect(reading.duplicates).toBe(0);
     expect(reading.items.map((item) => [item.id, item.price])).toEqual([
       ['9007199254740993', '12345678901234567.89'],
@@ -66,8 +57,8 @@ describe('a rate limit longer than the retry budget', () => {
       body: '{"detail":"slow down"}',
       headers: { 'retry-after': '3600' },
     }));
-    client = scriptedClient(s.baseUrl, { retry: { budgetMs: 120_000 } });
-    const failure = readAll(client);
+    live.client = scriptedClient(s.baseUrl, { retry: { budgetMs: 120_000 } });
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(ApiError);
     await expect(failure).rejects.toThrow(
       /^GET \/v1\/sell\/shop\/items\?page=1 failed with HTTP 429 after 1 attempt in [\d.]+ s \(budget 120 s\): slow down; the server asked to wait 3600 s, beyond the retry budget of 120 s$/,
@@ -80,8 +71,8 @@ describe('secrets echoed URL-encoded', () => {
   it('are kept out of error messages', async () => {
     const echoed = new URLSearchParams({ p: CREDENTIALS.password }).toString().slice(2);
     const s = await serving(() => ({ status: 400, body: `{"detail":"no account matches ${echoed}"}` }));
-    client = scriptedClient(s.baseUrl);
-    const failure = readAll(client);
+    live.client = scriptedClient(s.baseUrl);
+    const failure = readAll(live.client);
     await expect(failure).rejects.toThrow('failed with HTTP 400: no account matches [redacted]');
     await failure.catch((error: Error) => {
       expect(error.message).not.toContain(encodeURIComponent(CREDENTIALS.password));
@@ -97,16 +88,16 @@ describe('an item with a relative url', () => {
         ? { status: 200, body: JSON.stringify(sampleItem(baseUrl, 'r3', { url: '/v1/items/r3' })) }
         : { status: 404, body: '' },
     );
-    client = scriptedClient(s.baseUrl);
-    const item = await client.fetchItem('/v1/items/r3');
+    live.client = scriptedClient(s.baseUrl);
+    const item = await live.client.fetchItem('/v1/items/r3');
     expect(item?.id).toBe('r3');
-    expect(await client.fetchItem('/v1/items/gone')).toBeNull();
+    expect(await live.client.fetchItem('/v1/items/gone')).toBeNull();
   });
 
   it('is named with its real address when refused', async () => {
     const s = await serving(() => ({ status: 500, body: '' }));
-    client = scriptedClient(`${s.baseUrl}/market`);
-    const failure = client.fetchItem('/v1/items/r3?token=abcd');
+    live.client = scriptedClient(`${s.baseUrl}/market`);
+    const failure = live.client.fetchItem('/v1/items/r3?token=abcd');
     await expect(failure).rejects.toThrow(ProtocolError);
     await expect(failure).rejects.toThrow(
       `Refusing to fetch ${s.baseUrl}/v1/items/r3?token=[redacted]: it is not below MARKETPLACE_BASE_URL, and the token must not be sent elsewhere.`,

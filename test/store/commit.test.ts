@@ -1,35 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diffRuns } from '../../src/diff.js';
 import type { Decimal } from '../../src/domain/decimal.js';
 import { commitRun } from '../../src/store/commit.js';
-import type { Store } from '../../src/store/open.js';
 import { beginRun, getRun } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
-import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
+import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';
 
-let temp: ReturnType<typeof tempDir>;
-let store: Store;
+const sandbox = freshStorePerTest();
 
-beforeEach(() => {
-  temp = tempDir();
-  store = openTempStore(temp.dir);
-});
-afterEach(() => {
-  store.close();
-  temp.cleanup();
-});
-
-const versionCount = () => store.db.prepare('SELECT count(*) FROM item_versions').pluck().get();
-const ids = (run: number) => [...snapshotItems(store, run)].map((i) => i.id);
+const versionCount = () => sandbox.store.db.prepare('SELECT count(*) FROM item_versions').pluck().get();
+const ids = (run: number) => [...snapshotItems(sandbox.store, run)].map((i) => i.id);
 
 describe('committing runs as type-2 versions', () => {
   it('writes nothing for an unchanged item and counts it as neither added nor updated', async () => {
     const a = makeItem('a');
-    await commitItems(store, [[a, makeItem('b')]]);
-    const second = await commitItems(store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
+    await commitItems(sandbox.store, [[a, makeItem('b')]]);
+    const second = await commitItems(sandbox.store, [[{ ...a, raw: '{"id":"a","views":7}' }, makeItem('b')]]);
     expect(versionCount()).toBe(2);
-    expect(getRun(store, second)).toMatchObject({
+    expect(getRun(sandbox.store, second)).toMatchObject({
       status: 'complete',
       items: 2,
       added: 0,
@@ -39,12 +28,12 @@ describe('committing runs as type-2 versions', () => {
   });
 
   it('closes the old version and opens a new one when a tracked field changes', async () => {
-    const first = await commitItems(store, [[makeItem('a')]]);
-    const second = await commitItems(store, [[makeItem('a', { quantity: 5 })]]);
-    expect(getRun(store, second)).toMatchObject({ added: 0, updated: 1, removed: 0 });
-    expect([...snapshotItems(store, first)][0]?.quantity).toBe(1);
-    expect([...snapshotItems(store, second)][0]?.quantity).toBe(5);
-    const versions = store.db
+    const first = await commitItems(sandbox.store, [[makeItem('a')]]);
+    const second = await commitItems(sandbox.store, [[makeItem('a', { quantity: 5 })]]);
+    expect(getRun(sandbox.store, second)).toMatchObject({ added: 0, updated: 1, removed: 0 });
+    expect([...snapshotItems(sandbox.store, first)][0]?.quantity).toBe(1);
+    expect([...snapshotItems(sandbox.store, second)][0]?.quantity).toBe(5);
+    const versions = sandbox.store.db
       .prepare('SELECT valid_from_run AS f, valid_to_run AS t FROM item_versions ORDER BY f')
       .all();
     expect(versions).toEqual([
@@ -54,43 +43,43 @@ describe('committing runs as type-2 versions', () => {
   });
 
   it('retires a missing item and brings it back as added when it returns', async () => {
-    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const r2 = await commitItems(store, [[makeItem('a')]]);
-    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    expect(getRun(store, r2)).toMatchObject({ removed: 1, added: 0 });
-    expect(getRun(store, r3)).toMatchObject({ removed: 0, added: 1 });
+    const r1 = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    const r2 = await commitItems(sandbox.store, [[makeItem('a')]]);
+    const r3 = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    expect(getRun(sandbox.store, r2)).toMatchObject({ removed: 1, added: 0 });
+    expect(getRun(sandbox.store, r3)).toMatchObject({ removed: 0, added: 1 });
     expect([ids(r1), ids(r2), ids(r3)]).toEqual([['a', 'b'], ['a'], ['a', 'b']]);
-    expect([...diffRuns(store, r2, r3)].map((c) => [c.change, c.id])).toEqual([['added', 'b']]);
-    expect([...diffRuns(store, r1, r3)]).toEqual([]);
+    expect([...diffRuns(sandbox.store, r2, r3)].map((c) => [c.change, c.id])).toEqual([['added', 'b']]);
+    expect([...diffRuns(sandbox.store, r1, r3)]).toEqual([]);
   });
 
   it('counts an id read twice in one run once, with the values read last', () => {
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     const pages = [
       { page: 1, items: [makeItem('a'), makeItem('b')], invalid: [] },
       { page: 2, items: [makeItem('b', { quantity: 9 })], invalid: [] },
     ];
-    stagePages(store, run, pages, () => undefined);
-    expect(getRun(store, run)).toMatchObject({ status: 'running', items: 2, pages: 2 });
-    commitRun(store, run, () => undefined);
-    expect(getRun(store, run)).toMatchObject({ items: 2, added: 2 });
-    expect([...snapshotItems(store, run)].map((i) => [i.id, i.quantity])).toEqual([
+    stagePages(sandbox.store, run, pages, () => undefined);
+    expect(getRun(sandbox.store, run)).toMatchObject({ status: 'running', items: 2, pages: 2 });
+    commitRun(sandbox.store, run, () => undefined);
+    expect(getRun(sandbox.store, run)).toMatchObject({ items: 2, added: 2 });
+    expect([...snapshotItems(sandbox.store, run)].map((i) => [i.id, i.quantity])).toEqual([
       ['a', 1],
       ['b', 9],
     ]);
   });
 
   it('takes the values read last when an id read twice was unchanged one time and changed the other', async () => {
-    const first = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const first = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     const pages = [
       [makeItem('a'), makeItem('b', { quantity: 5 })],
       [makeItem('a', { quantity: 3 }), makeItem('b')],
     ];
     pages.forEach((items, index) => {
-      stagePages(store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
+      stagePages(sandbox.store, run, [{ page: index + 1, items, invalid: [] }], () => undefined);
     });
-    expect(commitRun(store, run, () => undefined)).toEqual({
+    expect(commitRun(sandbox.store, run, () => undefined)).toEqual({
       pages: 2,
       items: 2,
       invalid: 0,
@@ -98,23 +87,23 @@ describe('committing runs as type-2 versions', () => {
       updated: 1,
       removed: 0,
     });
-    expect([...snapshotItems(store, run)]).toEqual([makeItem('a', { quantity: 3 }), makeItem('b')]);
-    expect([...diffRuns(store, first, run)].map((c) => [c.change, c.id, c.fields])).toEqual([
+    expect([...snapshotItems(sandbox.store, run)]).toEqual([makeItem('a', { quantity: 3 }), makeItem('b')]);
+    expect([...diffRuns(sandbox.store, first, run)].map((c) => [c.change, c.id, c.fields])).toEqual([
       ['updated', 'a', ['quantity']],
     ]);
   });
 
   it('neither retires nor changes an item that this run read as invalid, and counts it in the snapshot', async () => {
-    await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     const invalid = [{ id: 'b', page: 1, reason: 'price is not a number' }];
-    stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
-    const counts = commitRun(store, run, () => undefined);
+    stagePages(sandbox.store, run, [{ page: 1, items: [makeItem('a')], invalid }], () => undefined);
+    const counts = commitRun(sandbox.store, run, () => undefined);
     expect(counts).toEqual({ pages: 1, items: 2, invalid: 1, added: 0, updated: 0, removed: 0 });
     expect(ids(run)).toEqual(['a', 'b']);
-    expect(store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run)).toEqual([
-      { id: 'b', page: 1, reason: 'price is not a number' },
-    ]);
+    expect(
+      sandbox.store.db.prepare('SELECT id, page, reason FROM invalid_items WHERE run = ?').all(run),
+    ).toEqual([{ id: 'b', page: 1, reason: 'price is not a number' }]);
   });
 
   it('round-trips every field exactly, raw included', async () => {
@@ -129,7 +118,7 @@ describe('committing runs as type-2 versions', () => {
       shop_image: 'https://p/shop.png',
       raw: '{"id":"x","price":"0.30","extra":[1,2]}',
     });
-    const run = await commitItems(store, [[item]]);
-    expect([...snapshotItems(store, run)]).toEqual([item]);
+    const run = await commitItems(sandbox.store, [[item]]);
+    expect([...snapshotItems(sandbox.store, run)]).toEqual([item]);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import type { Change } from '../../src/domain/change.js';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
@@ -20,6 +21,48 @@ export function tempDir(prefix = 'shop-sync-store-'): { dir: string; cleanup: ()
 
 export function openTempStore(dir: string): Store {
   return openStore(path.join(dir, 'shop', 'inventory.sqlite'));
+}
+
+/** A test's own temp dir and store, opened before each test and closed and removed after it. */
+export interface FreshStore {
+  readonly store: Store;
+  readonly dir: string;
+  /** Closes the store and opens its file again, as the next process would. */
+  reopen(): Store;
+}
+
+/** Registers `beforeEach`/`afterEach` giving every test of the file a fresh store in a temp dir. */
+export function freshStorePerTest(): FreshStore {
+  let temp: ReturnType<typeof tempDir> | undefined;
+  let store: Store | undefined;
+  beforeEach(() => {
+    temp = tempDir();
+    store = openTempStore(temp.dir);
+  });
+  afterEach(() => {
+    store?.close();
+    temp?.cleanup();
+    store = undefined;
+    temp = undefined;
+  });
+  const current = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('freshStorePerTest() values exist only inside a test.');
+    return value;
+  };
+  return {
+    get store() {
+      return current(store);
+    },
+    get dir() {
+      return current(temp).dir;
+    },
+    reopen() {
+      const file = current(store).path;
+      current(store).close();
+      store = openStore(file);
+      return store;
+    },
+  };
 }
 
 /** A plausible item; `overrides` set the values a test cares about. */

@@ -1,56 +1,45 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/open.js';
-import { openStore } from '../../src/store/open.js';
+import { describe, expect, it } from 'vitest';
 import { pruneRuns } from '../../src/store/prune.js';
 import { feedsLag, markPublished, publishedRun } from '../../src/store/published.js';
 import { listRuns } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
-import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
+import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';
 
-let temp: ReturnType<typeof tempDir>;
-let store: Store;
-beforeEach(() => {
-  temp = tempDir();
-  store = openTempStore(temp.dir);
-});
-afterEach(() => {
-  store.close();
-  temp.cleanup();
-});
+const sandbox = freshStorePerTest();
 
-const runOf = (quantity: number) => commitItems(store, [[makeItem('a', { quantity }), makeItem('b')]]);
+const runOf = (quantity: number) =>
+  commitItems(sandbox.store, [[makeItem('a', { quantity }), makeItem('b')]]);
 
 describe('the published run', () => {
   it('is null until feeds are published, then the run last marked, across reopening', async () => {
     const first = await runOf(1);
-    expect(publishedRun(store)).toBeNull();
-    expect(feedsLag(store)).toEqual({ published: null, latestComplete: first, lagging: true });
+    expect(publishedRun(sandbox.store)).toBeNull();
+    expect(feedsLag(sandbox.store)).toEqual({ published: null, latestComplete: first, lagging: true });
 
-    markPublished(store, first);
+    markPublished(sandbox.store, first);
     const second = await runOf(2);
-    expect(feedsLag(store)).toEqual({ published: first, latestComplete: second, lagging: true });
-    markPublished(store, second);
-    store.close();
-    store = openStore(store.path);
-    expect(publishedRun(store)).toBe(second);
-    expect(feedsLag(store)).toEqual({ published: second, latestComplete: second, lagging: false });
+    expect(feedsLag(sandbox.store)).toEqual({ published: first, latestComplete: second, lagging: true });
+    markPublished(sandbox.store, second);
+    sandbox.reopen();
+    expect(publishedRun(sandbox.store)).toBe(second);
+    expect(feedsLag(sandbox.store)).toEqual({ published: second, latestComplete: second, lagging: false });
   });
 
   it('does not lag in a store with no complete run', async () => {
-    expect(feedsLag(store)).toEqual({ published: null, latestComplete: null, lagging: false });
+    expect(feedsLag(sandbox.store)).toEqual({ published: null, latestComplete: null, lagging: false });
   });
 
   it('survives pruning, with every run after it, however few runs are kept', async () => {
     const runs = [await runOf(1), await runOf(2), await runOf(3), await runOf(4)];
-    markPublished(store, runs[1] as number);
-    const snapshot = [...snapshotItems(store, runs[1] as number)];
+    markPublished(sandbox.store, runs[1] as number);
+    const snapshot = [...snapshotItems(sandbox.store, runs[1] as number)];
 
-    pruneRuns(store, 1);
+    pruneRuns(sandbox.store, 1);
 
-    expect(listRuns(store).map((r) => r.run)).toEqual(runs.slice(1));
-    expect([...snapshotItems(store, runs[1] as number)]).toEqual(snapshot);
-    markPublished(store, runs[3] as number);
-    pruneRuns(store, 1);
-    expect(listRuns(store).map((r) => r.run)).toEqual([runs[3]]);
+    expect(listRuns(sandbox.store).map((r) => r.run)).toEqual(runs.slice(1));
+    expect([...snapshotItems(sandbox.store, runs[1] as number)]).toEqual(snapshot);
+    markPublished(sandbox.store, runs[3] as number);
+    pruneRuns(sandbox.store, 1);
+    expect(listRuns(sandbox.store).map((r) => r.run)).toEqual([runs[3]]);
   });
 });

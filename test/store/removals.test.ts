@@ -1,19 +1,17 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MarketplaceClient } from '../../src/api/client.js';
 import type { Item } from '../../src/domain/item.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { commitRun } from '../../src/store/commit.js';
-import type { Store } from '../../src/store/open.js';
 import { confirmRemovals, type RemovalSources } from '../../src/store/removals.js';
 import { beginRun } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
-import { commitItems, openTempStore, tempDir } from './fixtures.js';
+import { commitItems, freshStorePerTest } from './fixtures.js';
 
 let sim: Simulator;
 let client: MarketplaceClient;
-let temp: ReturnType<typeof tempDir>;
-let store: Store;
+const sandbox = freshStorePerTest();
 
 beforeAll(async () => {
   sim = await startSimulator({ items: 60, seed: 5 });
@@ -22,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await client.close();
   await sim.close();
-});
-beforeEach(() => {
-  temp = tempDir();
-  store = openTempStore(temp.dir);
-});
-afterEach(() => {
-  store.close();
-  temp.cleanup();
 });
 
 const QUERY = { perPage: 20 };
@@ -42,9 +32,9 @@ async function listing(): Promise<Item[][]> {
 
 /** A run that read only the first page of the listing: the items of the other pages look removed. */
 async function runMissingPages(pages: Item[][]): Promise<number> {
-  await commitItems(store, pages);
-  const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-  stagePages(store, run, [{ page: 1, items: pages[0] ?? [], invalid: [] }], () => undefined);
+  await commitItems(sandbox.store, pages);
+  const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+  stagePages(sandbox.store, run, [{ page: 1, items: pages[0] ?? [], invalid: [] }], () => undefined);
   return run;
 }
 
@@ -58,25 +48,25 @@ describe('confirmRemovals', () => {
   it('finds by their URLs the items a run missed that are still there, and retires nothing', async () => {
     const pages = await listing();
     const run = await runMissingPages(pages);
-    expect(await confirmRemovals(store, run, sources(100, true))).toEqual({
+    expect(await confirmRemovals(sandbox.store, run, sources(100, true))).toEqual({
       stillPresent: 40,
       gone: 0,
       relisted: false,
     });
-    expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 60, removed: 0, added: 0 });
+    expect(commitRun(sandbox.store, run, () => undefined)).toMatchObject({ items: 60, removed: 0, added: 0 });
   });
 
   it('reads the listing again when there are more candidates than that costs, or URLs cannot tell', async () => {
     const pages = await listing();
     for (const byUrl of [true, false]) {
       const run = await runMissingPages(pages);
-      expect(await confirmRemovals(store, run, sources(3, byUrl))).toEqual({
+      expect(await confirmRemovals(sandbox.store, run, sources(3, byUrl))).toEqual({
         stillPresent: 40,
         gone: 0,
         relisted: true,
       });
-      commitRun(store, run, () => undefined);
-      expect([...snapshotItems(store, run)]).toHaveLength(60);
+      commitRun(sandbox.store, run, () => undefined);
+      expect([...snapshotItems(sandbox.store, run)]).toHaveLength(60);
     }
   });
 
@@ -88,10 +78,10 @@ describe('confirmRemovals', () => {
     // The run read page 1 before the removal: an item removed from it counts as read.
     const gone = truth.removed.filter((id) => !firstPage.has(id)).length;
     expect(gone).toBeGreaterThan(0);
-    const check = await confirmRemovals(store, run, sources(100, true));
+    const check = await confirmRemovals(sandbox.store, run, sources(100, true));
     expect(check).toEqual({ stillPresent: 40 - gone, gone, relisted: false });
-    expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 60 - gone, removed: gone });
-    const ids = [...snapshotItems(store, run)].map((item) => item.id);
+    expect(commitRun(sandbox.store, run, () => undefined)).toMatchObject({ items: 60 - gone, removed: gone });
+    const ids = [...snapshotItems(sandbox.store, run)].map((item) => item.id);
     for (const id of truth.removed.filter((removed) => !firstPage.has(removed)))
       expect(ids).not.toContain(id);
   });

@@ -1,7 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diffRuns } from '../../src/diff.js';
 import { commitRun } from '../../src/store/commit.js';
-import type { Store } from '../../src/store/open.js';
 import {
   beginRun,
   discardUnfinishedRuns,
@@ -13,99 +12,94 @@ import {
 } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
-import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
+import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';
 
-let temp: ReturnType<typeof tempDir>;
-let store: Store;
+const sandbox = freshStorePerTest();
 
-beforeEach(() => {
-  temp = tempDir();
-  store = openTempStore(temp.dir);
-});
-afterEach(() => {
-  store.close();
-  temp.cleanup();
-});
-
-const versionCount = () => store.db.prepare('SELECT count(*) FROM item_versions').pluck().get();
-const ids = (run: number) => [...snapshotItems(store, run)].map((i) => i.id);
+const versionCount = () => sandbox.store.db.prepare('SELECT count(*) FROM item_versions').pluck().get();
+const ids = (run: number) => [...snapshotItems(sandbox.store, run)].map((i) => i.id);
 
 describe('runs', () => {
   it('a failed run is never the latest snapshot, retires nothing and is skipped by previousCompleteRun', async () => {
-    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const r1 = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    const { run: failed } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     stagePages(
-      store,
+      sandbox.store,
       failed,
       [{ page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [] }],
       () => undefined,
     );
-    failRun(store, failed, 'HTTP 503');
-    const r3 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    expect(latestCompleteRun(store)).toBe(r3);
-    expect(previousCompleteRun(store, r3)).toBe(r1);
-    expect(listRuns(store).map((r) => [r.run, r.status])).toEqual([
+    failRun(sandbox.store, failed, 'HTTP 503');
+    const r3 = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    expect(latestCompleteRun(sandbox.store)).toBe(r3);
+    expect(previousCompleteRun(sandbox.store, r3)).toBe(r1);
+    expect(listRuns(sandbox.store).map((r) => [r.run, r.status])).toEqual([
       [r1, 'complete'],
       [failed, 'failed'],
       [r3, 'complete'],
     ]);
-    expect([...diffRuns(store, r1, r3)]).toEqual([]);
+    expect([...diffRuns(sandbox.store, r1, r3)]).toEqual([]);
     expect(versionCount()).toBe(2);
   });
 
   it('resumes the latest interrupted run within the window, from the page after its checkpoint', () => {
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
-    stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
-    stagePages(store, run, [{ page: 2, items: [makeItem('b')], invalid: [] }], () => undefined);
-    const resumed = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60 });
+    stagePages(sandbox.store, run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
+    stagePages(sandbox.store, run, [{ page: 2, items: [makeItem('b')], invalid: [] }], () => undefined);
+    const resumed = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60 });
     expect(resumed).toEqual({ run, startPage: 3, resumed: true });
-    commitRun(store, run, () => undefined);
+    commitRun(sandbox.store, run, () => undefined);
     expect(ids(run)).toEqual(['a', 'b']);
   });
 
   it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', async () => {
-    const old = beginRun(store, {
+    const old = beginRun(sandbox.store, {
       query: 'q',
       resumeWindowMinutes: 60,
       now: new Date(Date.now() - 61 * 60_000),
     });
     stagePages(
-      store,
+      sandbox.store,
       old.run,
       [{ page: 1, items: [makeItem('a')], invalid: [] }],
       () => undefined,
       new Date(Date.now() - 61 * 60_000),
     );
-    const fresh = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    const fresh = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60 });
     expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
-    expect(getRun(store, old.run)?.status).toBe('failed');
-    await discardUnfinishedRuns(store, fresh.run);
-    expect(store.db.prepare('SELECT count(*) FROM run_seen WHERE run = ?').pluck().get(old.run)).toBe(0);
+    expect(getRun(sandbox.store, old.run)?.status).toBe('failed');
+    await discardUnfinishedRuns(sandbox.store, fresh.run);
+    expect(sandbox.store.db.prepare('SELECT count(*) FROM run_seen WHERE run = ?').pluck().get(old.run)).toBe(
+      0,
+    );
     expect(
-      store.db.prepare('SELECT count(*) FROM item_versions WHERE valid_from_run = ?').pluck().get(old.run),
+      sandbox.store.db
+        .prepare('SELECT count(*) FROM item_versions WHERE valid_from_run = ?')
+        .pluck()
+        .get(old.run),
     ).toBe(0);
 
-    const otherQuery = beginRun(store, { query: 'other page size', resumeWindowMinutes: 60 });
+    const otherQuery = beginRun(sandbox.store, { query: 'other page size', resumeWindowMinutes: 60 });
     expect(otherQuery.resumed).toBe(false);
-    const disabled = beginRun(store, { query: 'other page size', resumeWindowMinutes: 0 });
+    const disabled = beginRun(sandbox.store, { query: 'other page size', resumeWindowMinutes: 0 });
     expect(disabled.resumed).toBe(false);
-    expect(listRuns(store).filter((r) => r.status === 'running')).toHaveLength(1);
+    expect(listRuns(sandbox.store).filter((r) => r.status === 'running')).toHaveLength(1);
   });
 });
 
 describe('cleaning up after runs that will not resume', () => {
   it('deletes what a failed run wrote, reopens what it closed, and keeps its row and error', async () => {
-    const r1 = await commitItems(store, [[makeItem('a'), makeItem('b')]]);
-    const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const r1 = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
+    const { run: failed } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     stagePages(
-      store,
+      sandbox.store,
       failed,
       [{ page: 1, items: [makeItem('a', { quantity: 9 }), makeItem('new')], invalid: [] }],
       () => undefined,
     );
-    failRun(store, failed, 'HTTP 503');
+    failRun(sandbox.store, failed, 'HTTP 503');
     const rows = (run: number) =>
-      store.db
+      sandbox.store.db
         .prepare(
           `SELECT (SELECT count(*) FROM item_versions WHERE valid_from_run = @run OR valid_to_run = @run)
                 + (SELECT count(*) FROM run_seen WHERE run = @run)`,
@@ -114,22 +108,22 @@ describe('cleaning up after runs that will not resume', () => {
         .get({ run }) as number;
     expect(rows(failed)).toBeGreaterThan(0);
 
-    const next = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    expect(await discardUnfinishedRuns(store, next.run)).toEqual([failed]);
+    const next = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    expect(await discardUnfinishedRuns(sandbox.store, next.run)).toEqual([failed]);
     expect(rows(failed)).toBe(0);
-    expect(getRun(store, failed)).toMatchObject({ status: 'failed', error: 'HTTP 503' });
-    expect([...snapshotItems(store, r1)]).toEqual([makeItem('a'), makeItem('b')]);
-    expect(await discardUnfinishedRuns(store, next.run)).toEqual([]);
+    expect(getRun(sandbox.store, failed)).toMatchObject({ status: 'failed', error: 'HTTP 503' });
+    expect([...snapshotItems(sandbox.store, r1)]).toEqual([makeItem('a'), makeItem('b')]);
+    expect(await discardUnfinishedRuns(sandbox.store, next.run)).toEqual([]);
   });
 
   it('refuses to complete a run while another unfinished run still has versions', () => {
-    const { run: failed } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    stagePages(store, failed, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
-    failRun(store, failed, 'interrupted');
-    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
-    expect(() => commitRun(store, run, () => undefined)).toThrow(
+    const { run: failed } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    stagePages(sandbox.store, failed, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined);
+    failRun(sandbox.store, failed, 'interrupted');
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    expect(() => commitRun(sandbox.store, run, () => undefined)).toThrow(
       `run ${failed} is unfinished and its versions are not discarded; run ${run} cannot complete`,
     );
-    expect(latestCompleteRun(store)).toBeNull();
+    expect(latestCompleteRun(sandbox.store)).toBeNull();
   });
 });
