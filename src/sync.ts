@@ -170,10 +170,10 @@ async function completeRun(
       STAGING_BATCH,
       () => deps.onPoint?.('page-staged'),
     );
-    const reading = new ReadingWatch(store, start.run, shop, deps, log);
+    const reading = new ReadingWatch(store, start.run, deps, log);
     await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, reading);
     deps.onPoint?.('read');
-    const pages = runPages(store, start.run);
+    const pages = getRun(store, start.run)?.pages ?? 0;
     deps.onProgress?.({ ...reading.progress, phase: 'confirming' });
     const removals = await confirmRemovals(store, start.run, {
       // Under filters an item may exist yet no longer be listed: only the listing can tell.
@@ -225,11 +225,10 @@ class ReadingWatch {
   constructor(
     store: Store,
     run: number,
-    readonly shop: ShopConfig,
     readonly deps: SyncDeps,
     readonly log: Logger,
   ) {
-    this.pagesBefore = runPages(store, run);
+    this.pagesBefore = getRun(store, run)?.pages ?? 0;
     const previous = previousCompleteRun(store, run);
     this.previousPages = previous === null ? undefined : getRun(store, previous)?.pages;
   }
@@ -271,16 +270,15 @@ async function stageListing(
   batch: StagingBatch,
   reading: ReadingWatch,
 ): Promise<void> {
-  const { deps, shop } = reading;
+  const { deps } = reading;
   try {
     for await (const page of pages) {
       batch.add(page);
       reading.page(page);
       if (deps.signal?.aborted) {
+        // The page just read is staged first: asRunFailure tells the stop as resuming after it.
         batch.flush();
-        throw new InterruptedError(
-          `The sync of shop ${shop.name} was interrupted after page ${page.page}; the next sync resumes from there.`,
-        );
+        deps.signal.throwIfAborted();
       }
     }
     batch.flush();
@@ -314,10 +312,6 @@ function recordFailure(store: Store, run: number, failure: unknown, log: Logger)
 function isSqliteError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_');
-}
-
-function runPages(store: Store, run: number): number {
-  return store.db.prepare('SELECT pages FROM runs WHERE run = ?').pluck().get(run) as number;
 }
 
 /** What a checkpoint's page numbers refer to: a run is only resumed with the same query. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { exportRun } from '../../src/export/export-run.js';
+import { snapshotRun } from '../../src/export/snapshot-sqlite.js';
 import type { FaultKind, Faults, Mutation, Simulator } from '../../src/simulator/index.js';
 import { NO_FAULTS } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/open.js';
@@ -168,7 +169,7 @@ async function feedsAreOneRun(
   exported: string,
 ): Promise<string[]> {
   if (!existsSync(paths.inventoryCsv)) return [`${paths.inventoryCsv} is missing after the crash`];
-  const run = snapshotRun(paths.snapshotSqlite);
+  const run = existsSync(paths.snapshotSqlite) ? snapshotRun(paths.snapshotSqlite) : null;
   if (run === null || (run !== published && run !== latest)) {
     return [
       `snapshot.sqlite describes run ${run}: neither the published run ${published} nor the latest ${latest}`,
@@ -178,22 +179,6 @@ async function feedsAreOneRun(
   if (readFileSync(exported, 'utf8') !== readFileSync(paths.inventoryCsv, 'utf8'))
     return [`inventory.csv is not run ${run}'s inventory, which snapshot.sqlite describes`];
   return [];
-}
-
-/** The run a `snapshot.sqlite` describes: its `meta` table's (key/value rows or one row), else its `run` table's. */
-function snapshotRun(file: string): number | null {
-  if (!existsSync(file)) return null;
-  const db = new Database(file, { readonly: true });
-  try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
-    if (!tables.includes('meta')) return db.prepare('SELECT run FROM run').pluck().get() as number;
-    const rows = db.prepare('SELECT * FROM meta').all() as Record<string, unknown>[];
-    const keyed = rows.find((row) => row.key === 'run');
-    const value = keyed ? keyed.value : rows[0]?.run;
-    return value === undefined || value === null ? null : Number(value);
-  } finally {
-    db.close();
-  }
 }
 
 /** After the recovery: the latest snapshot is the catalogue, and the changes feed covers the gap. */

@@ -21,3 +21,11 @@ export const runNumber = wholeNumber(1);
 
 /** `--per-page`: capped like SYNC_PER_PAGE. */
 export const perPage = wholeNumber(1, MAX_PER_PAGE);
+
+/** Commander argument parser for durations such as `--timeout` and `--expires-in`: seconds above 0. */
+export function positiveSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !(n > 0 && Number.isFinite(n)))
+    throw new InvalidArgumentError('expected seconds > 0.');
+  return n;
+}

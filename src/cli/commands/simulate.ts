@@ -8,7 +8,7 @@ import {
   startSimulator,
 } from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
-import { wholeNumber } from './options.js';
+import { positiveSeconds, wholeNumber } from './options.js';
 import { fleetBanner, serveUntilStopped } from './simulate-serve.js';
 
 interface SimulateFlags {
@@ -55,13 +55,6 @@ function probability(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !(n >= 0 && n <= 1))
     throw new InvalidArgumentError('expected a probability from 0 to 1.');
-  return n;
-}
-
-function positiveSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !(n > 0 && Number.isFinite(n)))
-    throw new InvalidArgumentError('expected seconds > 0.');
   return n;
 }
 

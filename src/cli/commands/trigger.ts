@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { SyncJobFailedError } from '../../../jobs/errors.js';
 import { ShopQueues } from '../../../jobs/queue.js';
 import { connectRedis, displayRedisUrl } from '../../../jobs/redis.js';
@@ -12,6 +12,7 @@ import {
 import { type AppConfig, findShop } from '../../config.js';
 import { UsageError } from '../../errors.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
+import { positiveSeconds } from './options.js';
 import { summaryJson, summaryText } from './sync.js';
 
 interface TriggerFlags {
@@ -30,7 +31,7 @@ export function triggerCommand(io: CliIO): Command {
     .option('--shop <name...>', 'the shops (default: the configured one); repeat or list several')
     .option('--all', 'every configured shop')
     .option('--wait', 'wait until the syncs have finished and print their summaries')
-    .option('--timeout <seconds>', 'with --wait, give up waiting after this long (exit 1)', seconds)
+    .option('--timeout <seconds>', 'with --wait, give up waiting after this long (exit 1)', positiveSeconds)
     .option('--json', 'print one JSON object per shop, one a line')
     .action(async (flags: TriggerFlags) => {
       const { config, log } = commandContext(io);
@@ -93,10 +94,4 @@ function queuedNote(one: Triggered): string {
   return one.deduplicated
     ? `A sync of shop ${one.shop} that has not started yet is already queued (job ${one.job}); it runs next.`
     : `Queued a sync of shop ${one.shop} (job ${one.job}).`;
-}
-
-function seconds(value: string): number {
-  const parsed = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || parsed <= 0) throw new InvalidArgumentError('expected seconds > 0.');
-  return parsed;
 }
