@@ -12,7 +12,7 @@ COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
 COPY bench ./bench
-# prepare builds dist/ here: the dev dependencies (the TypeScript compiler) are installed.
+# prepare builds dist/ here (tsc, then the esbuild bundle): the dev dependencies are installed.
 RUN npm ci --no-audit --no-fund
 
 FROM node:26-bookworm-slim AS production-deps

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 
-/** CLI tests run the built command exactly as users do; build it once so they never see stale code. */
+/** CLI tests run the built command (the bundle) exactly as users do; build it once so they never see stale code. */
 export default function setup(): void {
-  execFileSync('npx', ['--no-install', 'tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 }

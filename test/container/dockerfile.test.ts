@@ -111,13 +111,13 @@ describe("npm's prepare (bin/prepare.js)", () => {
     await expect(failure).rejects.toMatchObject({
       code: 1,
       stderr:
-        'shop-sync: cannot prepare a production install: dist/ is not built and dev dependencies (the TypeScript compiler) are omitted; run `npm ci` with them to build it, or install where dist/ was built.\n',
+        'shop-sync: cannot prepare a production install: dist/ is not built and dev dependencies (the TypeScript compiler and esbuild) are omitted; run `npm ci` with them to build it, or install where dist/ was built.\n',
     });
   });
 
   it('uses the built dist/ of a production install without compiling', async () => {
-    mkdirSync(path.join(temp.dir, 'dist/src/cli'), { recursive: true });
-    writeFileSync(path.join(temp.dir, 'dist/src/cli/main.js'), '');
+    mkdirSync(path.join(temp.dir, 'dist/bundle'), { recursive: true });
+    writeFileSync(path.join(temp.dir, 'dist/bundle/main.js'), '');
     const productionInstalls: Record<string, string>[] = [
       { npm_config_omit: 'dev' },
       { NODE_ENV: 'production' },
