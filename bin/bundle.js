@@ -24,6 +24,8 @@ await build({
   target: 'node20',
   external: EXTERNAL,
   // Bundled CommonJS packages call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as shopSyncRequire } from 'node:module'; const require = shopSyncRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as shopSyncRequire } from 'node:module'; const require = shopSyncRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
