@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
+import { isBlank, isPublished, logoUrl } from './item-values.js';
 import { type ObjectLayout, type ObjectSource, objectSource } from './json-source.js';
+import { wellFormedItem } from './well-formed-item.js';
 
 /**
  * The spec's Item and Shop summary, read tolerantly where the spec and its samples disagree (prices as
@@ -23,8 +25,7 @@ const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decima
   return parsed;
 });
 
-/** An empty or blank string stands for an absent value, like null. */
-const blankAsNull = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? null : value);
+const blankAsNull = (value: unknown) => (isBlank(value) ? null : value);
 
 const identifier = z.union([z.string().min(1), z.number().int()]).transform(String);
 const optionalText = z
@@ -40,24 +41,8 @@ const count = z.union([
     .transform(Number),
 ]);
 
-/** Only an explicit false hides an item; servers spell it `false`, `"false"`, `0` or `"0"`. */
-const published = z
-  .unknown()
-  .optional()
-  .transform((value) => {
-    const text = typeof value === 'string' ? value.trim().toLowerCase() : value;
-    return !(text === false || text === 'false' || text === 0 || text === '0');
-  });
-
-/** A logo URL, directly or as an object's `url`; the sample's empty object, an empty string and null
- * all mean "no logo". */
-const shopImage = z
-  .unknown()
-  .optional()
-  .transform((value) => {
-    const url = typeof value === 'object' && value !== null ? (value as { url?: unknown }).url : value;
-    return typeof url === 'string' && url.trim() !== '' ? url : null;
-  });
+const published = z.unknown().optional().transform(isPublished);
+const shopImage = z.unknown().optional().transform(logoUrl);
 
 const shopSummary = z.object({
   id: identifier,
@@ -128,7 +113,13 @@ export function normaliseItem(json: unknown, text: string, page: number): Normal
 }
 
 /** A parsed listing element as an Item, or the reason it cannot be one. */
-export function normaliseElement({ json, raw }: ParsedElement, page: number): NormalisedItem {
+export function normaliseElement(element: ParsedElement, page: number): NormalisedItem {
+  const item = wellFormedItem(element.json, element.raw);
+  return item === undefined ? normaliseBySchema(element, page) : { ok: true, item };
+}
+
+/** `normaliseElement` by the schema alone: what `wellFormedItem` must agree with. */
+export function normaliseBySchema({ json, raw }: ParsedElement, page: number): NormalisedItem {
   const parsed = apiItem.safeParse(json);
   if (!parsed.success)
     return { ok: false, invalid: { id: readableId(json), page, reason: oneLine(parsed.error) } };
