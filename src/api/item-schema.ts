@@ -109,7 +109,7 @@ const INTEGER = /^-?\d+$/;
 /** One element of a listing (`json`, parsed from `text`, and changed in place) as an Item, or the
  * reason it cannot be one. */
 export function normaliseItem(json: unknown, text: string, page: number): NormalisedItem {
-  return normaliseElement(exactElement(json, objectSource(text, ITEM_LAYOUT)), page);
+  return normaliseElement(exactElement(json, objectSource(text, ITEM_LAYOUT, json)), page);
 }
 
 /** A parsed listing element as an Item, or the reason it cannot be one. */

@@ -23,24 +23,31 @@ export interface ObjectSource {
   readonly unknown: string;
 }
 
-/** The source of each element of a JSON array, in order; an element that is not an object has none. */
-export function elementSources(text: string, layout: ObjectLayout): ObjectSource[] {
+/**
+ * The source of each element of the JSON array `text`, in order; an element that is not an object has
+ * none. `elements` are JSON.parse's values of them, whose keys spare the scanner a copy of each key.
+ */
+export function elementSources(
+  text: string,
+  layout: ObjectLayout,
+  elements: readonly unknown[],
+): ObjectSource[] {
   const scanner = new SourceScanner(text);
   const sources: ObjectSource[] = [];
   if (scanner.next() !== OPEN_BRACKET) return sources;
   scanner.at += 1;
   while (scanner.next() !== CLOSE_BRACKET && scanner.at < text.length) {
-    sources.push(scanner.value(layout));
+    sources.push(scanner.value(layout, elements[sources.length]));
     if (scanner.next() === COMMA) scanner.at += 1;
   }
   return sources;
 }
 
-/** The source of the JSON object `text` (none if it is not an object). */
-export function objectSource(text: string, layout: ObjectLayout): ObjectSource {
+/** The source of the JSON object `text` (none if it is not an object), whose JSON.parse value is `json`. */
+export function objectSource(text: string, layout: ObjectLayout, json: unknown): ObjectSource {
   const scanner = new SourceScanner(text);
   scanner.next();
-  return scanner.value(layout);
+  return scanner.value(layout, json);
 }
 
 const NO_SOURCE: ObjectSource = Object.freeze({ numbers: undefined, unknown: '{}' });
@@ -74,22 +81,28 @@ class SourceScanner {
     return c;
   }
 
-  /** The source of the value at `at` (no whitespace before it). */
-  value(layout: ObjectLayout): ObjectSource {
-    if (this.text.charCodeAt(this.at) === OPEN_BRACE) return this.object(layout);
+  /** The source of the value at `at` (no whitespace before it), whose JSON.parse value is `json`. */
+  value(layout: ObjectLayout, json: unknown): ObjectSource {
+    if (this.text.charCodeAt(this.at) === OPEN_BRACE) return this.object(layout, json);
     this.skipValue();
     return NO_SOURCE;
   }
 
-  private object(layout: ObjectLayout): ObjectSource {
+  private object(layout: ObjectLayout, json: unknown): ObjectSource {
     const text = this.text;
+    const parsed = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : {};
+    // JSON.parse's keys name the members in order unless a key is written twice or is an array index
+    // (those come first). A name is taken only where the text spells it, so that order is never trusted.
+    const names = Object.keys(parsed);
     let numbers: Map<string, string> | undefined;
     let unknown: Map<string, string> | undefined;
     this.at += 1;
-    while (this.next() === QUOTE) {
+    for (let member = 0; this.next() === QUOTE; member += 1) {
       const keyOpen = this.at;
       const keyEnd = closingQuote(text, keyOpen) + 1;
-      const key = keyText(text, keyOpen, keyEnd);
+      const name = names[member];
+      const key =
+        name !== undefined && spells(text, keyOpen, keyEnd, name) ? name : keyText(text, keyOpen, keyEnd);
       this.at = keyEnd;
       if (this.next() === COLON) this.at += 1;
       const valueAt = this.next();
@@ -99,7 +112,7 @@ class SourceScanner {
         unknown = withEntry(unknown, key, text.slice(keyOpen, this.at));
       } else if (nested !== undefined && valueAt === OPEN_BRACE) {
         // A key written twice keeps its last value, as in JSON.parse: so does what is kept of it.
-        const inner = this.object(nested).unknown;
+        const inner = this.object(nested, parsed[key]).unknown;
         if (inner === NO_SOURCE.unknown) unknown?.delete(key);
         else unknown = withEntry(unknown, key, `${text.slice(keyOpen, keyEnd)}:${inner}`);
       } else {
@@ -128,7 +141,7 @@ class SourceScanner {
       this.at = containerEnd(text, this.at);
     } else {
       let at = this.at;
-      while (at < text.length && !ENDS_LITERAL.has(text.charCodeAt(at))) at += 1;
+      while (at < text.length && !endsLiteral(text.charCodeAt(at))) at += 1;
       this.at = at;
     }
   }
@@ -141,16 +154,18 @@ function withEntry(map: Map<string, string> | undefined, key: string, value: str
   return entries;
 }
 
-/** The characters that can follow a literal (number, true, false, null). */
-const ENDS_LITERAL: ReadonlySet<number> = new Set([
-  COMMA,
-  CLOSE_BRACE,
-  CLOSE_BRACKET,
-  0x20,
-  0x0a,
-  0x0d,
-  0x09,
-]);
+/** Whether `c` can follow a literal (number, true, false, null). */
+function endsLiteral(c: number): boolean {
+  return (
+    c === COMMA ||
+    c === CLOSE_BRACE ||
+    c === CLOSE_BRACKET ||
+    c === 0x20 ||
+    c === 0x0a ||
+    c === 0x0d ||
+    c === 0x09
+  );
+}
 
 /** Index just past the object or array whose opening bracket is at `open`. */
 function containerEnd(text: string, open: number): number {
@@ -179,6 +194,16 @@ function closingQuote(text: string, open: number): number {
     at = text.indexOf('"', at + 1);
   }
   return text.length;
+}
+
+/** Whether the key quoted from `open` to just before `end` is `name`, written with no escape. */
+function spells(text: string, open: number, end: number, name: string): boolean {
+  if (end - open - 2 !== name.length) return false;
+  for (let k = 0; k < name.length; k += 1) {
+    const c = text.charCodeAt(open + 1 + k);
+    if (c !== name.charCodeAt(k) || c === BACKSLASH) return false;
+  }
+  return true;
 }
 
 /** The key quoted from `open` to just before `end`; keys rarely hold escapes, so parse only those that do. */

@@ -62,7 +62,7 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
-  const sources = elementSources(response.body, ITEM_LAYOUT);
+  const sources = elementSources(response.body, ITEM_LAYOUT, json);
   if (sources.length !== json.length) {
     throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }

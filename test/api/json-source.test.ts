@@ -1,6 +1,39 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { elementSources, type ObjectLayout, objectSource } from '../../src/api/json-source.js';
+import {
+  type ObjectLayout,
+  objectSource as sourceNamed,
+  elementSources as sourcesNamed,
+} from '../../src/api/json-source.js';
+
+/** `value` with its keys (and its nested objects') in reverse order: names that do not fit the text. */
+function reversed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reversed);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .map(([k, v]) => [k, reversed(v)])
+      .reverse(),
+  );
+}
+
+/** The sources of `text` as the client reads them, named by JSON.parse's keys; checked to be what the
+ * text gives with names that do not fit it, or none: the names must never be trusted blindly. */
+function elementSources(text: string, layout: ObjectLayout) {
+  const parsed = JSON.parse(text);
+  const sources = sourcesNamed(text, layout, parsed);
+  expect(sourcesNamed(text, layout, [])).toEqual(sources);
+  expect(sourcesNamed(text, layout, reversed(parsed) as unknown[])).toEqual(sources);
+  return sources;
+}
+
+function objectSource(text: string, layout: ObjectLayout) {
+  const parsed = JSON.parse(text);
+  const source = sourceNamed(text, layout, parsed);
+  expect(sourceNamed(text, layout, undefined)).toEqual(source);
+  expect(sourceNamed(text, layout, reversed(parsed))).toEqual(source);
+  return source;
+}
 
 const layout = (
   known: string[],
@@ -163,6 +196,14 @@ describe('objectSource', () => {
     expect(objectSource('{"pr\\u0069ce":1.10,"\\u0076":1}', EXACT)).toEqual({
       numbers: new Map([['price', '1.10']]),
       unknown: '{"\\u0076":1}',
+    });
+  });
+
+  it('reads an escaped key as what it stands for, whatever name it looks like', () => {
+    // Reversed, the parsed names put the six characters \u0041 where the text spells them as an escape.
+    expect(objectSource('{"\\\\u0041":1,"\\u0041":2}', layout(['A']))).toEqual({
+      numbers: undefined,
+      unknown: '{"\\\\u0041":1}',
     });
   });
 
