@@ -158,7 +158,7 @@ export class MarketplaceClient {
 
 function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
-  const result = normaliseItem(parseJsonBody(response, shown), response.body.trim(), 0);
+  const result = normaliseItem(parseJsonBody(response, shown), response.body, 0);
   if (!result.ok)
     throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
   return result.item;

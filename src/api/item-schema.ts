@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
-import { topLevelNumberLiterals } from './json-number-literals.js';
+import { isBlank, isPublished, logoUrl } from './item-values.js';
+import { type ObjectLayout, type ObjectSource, objectSource } from './json-source.js';
+import { wellFormedItem } from './well-formed-item.js';
 
 /**
  * The spec's Item and Shop summary, read tolerantly where the spec and its samples disagree (prices as
@@ -23,8 +25,7 @@ const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decima
   return parsed;
 });
 
-/** An empty or blank string stands for an absent value, like null. */
-const blankAsNull = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? null : value);
+const blankAsNull = (value: unknown) => (isBlank(value) ? null : value);
 
 const identifier = z.union([z.string().min(1), z.number().int()]).transform(String);
 const optionalText = z
@@ -40,26 +41,10 @@ const count = z.union([
     .transform(Number),
 ]);
 
-/** Only an explicit false hides an item; servers spell it `false`, `"false"`, `0` or `"0"`. */
-const published = z
-  .unknown()
-  .optional()
-  .transform((value) => {
-    const text = typeof value === 'string' ? value.trim().toLowerCase() : value;
-    return !(text === false || text === 'false' || text === 0 || text === '0');
-  });
+const published = z.unknown().optional().transform(isPublished);
+const shopImage = z.unknown().optional().transform(logoUrl);
 
-/** A logo URL, directly or as an object's `url`; the sample's empty object, an empty string and null
- * all mean "no logo". */
-const shopImage = z
-  .unknown()
-  .optional()
-  .transform((value) => {
-    const url = typeof value === 'object' && value !== null ? (value as { url?: unknown }).url : value;
-    return typeof url === 'string' && url.trim() !== '' ? url : null;
-  });
-
-const shopSummary = z.looseObject({
+const shopSummary = z.object({
   id: identifier,
   url: z.string().min(1),
   name: z.string(),
@@ -67,7 +52,7 @@ const shopSummary = z.looseObject({
   items_url: z.string().min(1),
 });
 
-const apiItem = z.looseObject({
+const apiItem = z.object({
   id: identifier,
   title: z.string(),
   currency: optionalText,
@@ -91,12 +76,53 @@ export type NormalisedItem = { ok: true; item: Item } | { ok: false; invalid: In
 /** Fields read from their literal text when sent as JSON numbers, so that no double rounds them. */
 const EXACT_NUMBER_FIELDS = ['id', 'price', 'original_price'] as const;
 
-/** One element of a listing (`json`, parsed from `raw`) as an Item, or the reason it cannot be one. */
-export function normaliseItem(json: unknown, raw: string, page: number): NormalisedItem {
-  const exact = withExactNumbers(json, raw);
-  const parsed = apiItem.safeParse(exact);
+/** Which members of a listing element the schemas read, from their shapes: the others are `Item.raw`. */
+export const ITEM_LAYOUT: ObjectLayout = {
+  known: new Set(Object.keys(apiItem.shape)),
+  exact: new Set(EXACT_NUMBER_FIELDS),
+  nested: new Map([
+    ['shop', { known: new Set(Object.keys(shopSummary.shape)), exact: new Set(), nested: new Map() }],
+  ]),
+};
+
+/** A listing element as parsed: JSON.parse's value with exact numbers (`exactElement`), and `Item.raw`. */
+export interface ParsedElement {
+  readonly json: unknown;
+  readonly raw: string;
+}
+
+/**
+ * `json` (JSON.parse's value of an element) with each exact-number field it holds as a number replaced
+ * by its literal text from `source` (integers only for ids). The value is changed in place: it is the
+ * parser's own, and a copy of every element showed in profiles.
+ */
+export function exactElement(json: unknown, { numbers, unknown: raw }: ObjectSource): ParsedElement {
+  // Numbers are only found in an object's text, so `json` is that object whenever there are any.
+  for (const [field, literal] of numbers ?? []) {
+    if (field !== 'id' || INTEGER.test(literal)) (json as Record<string, unknown>)[field] = literal;
+  }
+  return { json, raw };
+}
+
+const INTEGER = /^-?\d+$/;
+
+/** One element of a listing (`json`, parsed from `text`, and changed in place) as an Item, or the
+ * reason it cannot be one. */
+export function normaliseItem(json: unknown, text: string, page: number): NormalisedItem {
+  return normaliseElement(exactElement(json, objectSource(text, ITEM_LAYOUT, json)), page);
+}
+
+/** A parsed listing element as an Item, or the reason it cannot be one. */
+export function normaliseElement(element: ParsedElement, page: number): NormalisedItem {
+  const item = wellFormedItem(element.json, element.raw);
+  return item === undefined ? normaliseBySchema(element, page) : { ok: true, item };
+}
+
+/** `normaliseElement` by the schema alone: what `wellFormedItem` must agree with. */
+export function normaliseBySchema({ json, raw }: ParsedElement, page: number): NormalisedItem {
+  const parsed = apiItem.safeParse(json);
   if (!parsed.success)
-    return { ok: false, invalid: { id: readableId(json, raw), page, reason: oneLine(parsed.error) } };
+    return { ok: false, invalid: { id: readableId(json), page, reason: oneLine(parsed.error) } };
   const a = parsed.data;
   return {
     ok: true,
@@ -127,33 +153,14 @@ export function normaliseItem(json: unknown, raw: string, page: number): Normali
 }
 
 /**
- * The element's id when it has one worth reporting, whatever else is wrong with it. A numeric id is
- * its literal text in `raw`: ids past 2^53 would otherwise collide once parsed.
+ * The id of an element with exact numbers (`exactElement`) when it has one worth reporting, whatever
+ * else is wrong with it. A numeric id past 2^53 is by then its literal text: it cannot collide.
  */
-export function readableId(json: unknown, raw: string): string | null {
-  const given = (json as { id?: unknown } | null)?.id;
-  if (typeof given === 'string') return given === '' ? null : given;
-  const exact = withExactNumbers(json, raw);
-  if (typeof exact !== 'object' || exact === null) return null;
-  const id = (exact as { id?: unknown }).id;
-  if (typeof id === 'string' && id !== '') return id;
+export function readableId(json: unknown): string | null {
+  const id = (json as { id?: unknown } | null)?.id;
+  if (typeof id === 'string') return id === '' ? null : id;
   if (typeof id === 'number' && Number.isInteger(id)) return String(id);
   return null;
-}
-
-/** `json` with its exact-number fields replaced by their literal text from `raw` (integers only for ids). */
-function withExactNumbers(json: unknown, raw: string): unknown {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return json;
-  const record = json as Record<string, unknown>;
-  if (!EXACT_NUMBER_FIELDS.some((field) => typeof record[field] === 'number')) return record;
-  const literals = topLevelNumberLiterals(raw);
-  const exact = { ...record };
-  for (const field of EXACT_NUMBER_FIELDS) {
-    const literal = literals.get(field);
-    if (typeof record[field] !== 'number' || literal === undefined) continue;
-    if (field !== 'id' || /^-?\d+$/.test(literal)) exact[field] = literal;
-  }
-  return exact;
 }
 
 function oneLine(error: z.ZodError): string {

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../domain/item.js';
 import { ProtocolError, UsageError } from '../errors.js';
-import { normaliseItem } from './item-schema.js';
+import { normaliseElement } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
@@ -241,13 +241,13 @@ class ListingGuard {
     const ids = new Set<string>();
     let duplicates = 0;
     const elements = held.elements();
-    for (const { id, element, text } of elements) {
+    for (const { id, element } of elements) {
       if (id !== null && this.recent.some((set) => set.has(id))) {
         duplicates += 1;
         continue;
       }
       if (id !== null) ids.add(id);
-      const result = normaliseItem(element, text, held.page);
+      const result = normaliseElement(element, held.page);
       if (result.ok) items.push(result.item);
       else invalid.push(result.invalid);
     }

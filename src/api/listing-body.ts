@@ -1,13 +1,13 @@
 import { ProtocolError } from '../errors.js';
 import type { HttpResponse } from './http.js';
-import { arrayElementTexts } from './json-array.js';
+import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
+import { elementSources } from './json-source.js';
 import { failedResponse, isRetryableStatus, TransientError } from './retry.js';
 import { serverMessage, serverMessageField } from './server-message.js';
 
-/** A listing page as received: each element parsed, and its source text for `raw`. */
+/** A listing page as received: each element parsed, with exact numbers and its `raw`. */
 export interface RawPage {
-  readonly elements: readonly unknown[];
-  readonly texts: readonly string[];
+  readonly elements: readonly ParsedElement[];
 }
 
 /**
@@ -32,7 +32,7 @@ export interface ListingBodyContext {
   readonly pushedBack?: () => void;
 }
 
-const NO_ITEMS: RawPage = Object.freeze({ elements: [], texts: [] });
+const NO_ITEMS: RawPage = Object.freeze({ elements: [] });
 
 /**
  * A 200 body as JSON. A body that is not JSON was cut short or garbled on the way (a dropped connection
@@ -62,11 +62,11 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
-  const texts = arrayElementTexts(response.body);
-  if (texts.length !== json.length) {
+  const sources = elementSources(response.body, ITEM_LAYOUT, json);
+  if (sources.length !== json.length) {
     throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }
-  return { elements: json, texts };
+  return { elements: sources.map((source, i) => exactElement(json[i], source)) };
 }
 
 function isPastEnd(response: HttpResponse): boolean {

@@ -1,19 +1,15 @@
-import { readableId } from './item-schema.js';
+import { type ParsedElement, readableId } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
 
-/** One element of a page as received: parsed, with its source text. */
+/** One element of a page as received, with its id. */
 export interface Received {
   readonly id: string | null;
-  readonly element: unknown;
-  readonly text: string;
+  readonly element: ParsedElement;
 }
 
 /** The elements of a page with their ids (null when an element has none worth reporting). */
 export function receivedOf(raw: RawPage): Received[] {
-  return raw.elements.map((element, index) => {
-    const text = raw.texts[index] ?? '';
-    return { id: readableId(element, text), element, text };
-  });
+  return raw.elements.map((element) => ({ id: readableId(element.json), element }));
 }
 
 /**

@@ -29,7 +29,11 @@ export interface Item {
   /** `null` when the API sends none, an empty string, or an empty object. */
   readonly shop_image: string | null;
   readonly shop_items_url: string;
-  /** The item's JSON exactly as received, unknown fields included. Not tracked. */
+  /**
+   * What the API sent that the schema does not read: the item's unknown fields and, under `shop`, the
+   * shop's, as a JSON object text with each value exactly as written (`{}` when there are none). Not
+   * tracked.
+   */
   readonly raw: string;
 }
 

@@ -51,7 +51,7 @@ describe('normaliseItem', () => {
         shop_url: base.shop.url,
         shop_image: null,
         shop_items_url: base.shop.items_url,
-        raw: JSON.stringify({ ...base, views: 12 }),
+        raw: '{"views":12}',
       },
     });
   });
@@ -95,10 +95,19 @@ describe('normaliseItem', () => {
     expect(result.ok && result.item).toMatchObject(expected);
   });
 
-  it('keeps unknown shop fields in raw', () => {
-    const json = { ...base, shop: { ...base.shop, rating: 4.5 } };
-    const result = normalise(json);
-    expect(result.ok && JSON.parse(result.item.raw).shop.rating).toBe(4.5);
+  it('keeps only what the schema does not know in raw, exactly as sent', () => {
+    const shop = JSON.stringify(base.shop).replace(/}$/, ',"rating": 4.50, "since":{"y":2019}}');
+    const text = `{"id":"it-1","views": 123456789012345678901234567890,"title":"t","price":12.50,"url":"${base.url}",
+      "created_at":"2024-05-01T10:00:00Z","quantity":1,"shop":${shop},"tags":[1.0,"a"],"featured":false}`;
+    const result = normaliseItem(JSON.parse(text), text, 1);
+    expect(result.ok && result.item.raw).toBe(
+      '{"views": 123456789012345678901234567890,"shop":{"rating": 4.50,"since":{"y":2019}},"tags":[1.0,"a"],"featured":false}',
+    );
+  });
+
+  it('keeps an empty object as raw for an item with nothing the schema does not know', () => {
+    const result = normalise({ ...base, currency: 'EUR', published: false, photos_id: [1] });
+    expect(result.ok && result.item.raw).toBe('{}');
   });
 
   it('still refuses a quantity that is not a whole number', () => {
