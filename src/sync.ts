@@ -114,7 +114,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     const counts = await completeRun(store, client, shop, start, held, deps, log);
     deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
     await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
-    // After the feeds: which ids the run saw is garbage once it is complete, and can wait.
+    // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
     await discardRunData(store, start.run, { complete: true });
     if (deps.config.keepRuns !== null) {
       const pruned = pruneRuns(store, deps.config.keepRuns);

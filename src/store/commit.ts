@@ -5,7 +5,7 @@ import type { RunCounts } from './runs.js';
  * Makes a run the latest complete snapshot (type-2 versioning). While reading, the run opened its new
  * and changed versions and closed the ones they supersede; confirming removals closed those of items
  * gone. All of that is invisible until the run is complete: the commit only counts and flips the
- * run's status, a transaction of a few index counts whatever the shop's size. The run's `run_seen`
+ * run's status, a transaction of a few index counts whatever the shop's size. The run's `run_matched`
  * rows are garbage from then on (`discardRunData` removes them in slices). `guard` runs first inside
  * the transaction (lease check).
  */

@@ -6,7 +6,7 @@ import { type SqlValue, storedValue as sqlValue } from '../domain/item-fields.js
 /** An item as SQLite holds it: booleans as 0/1, arrays as JSON text. */
 export interface ItemRow {
   id: string;
-  hash: string;
+  hash: number;
   title: string;
   price: string;
   original_price: string | null;
@@ -34,18 +34,21 @@ export const ITEM_COLUMNS: readonly (keyof ItemRow)[] = ['id', 'hash', ...TRACKE
 
 /**
  * Identity of an item's tracked values: equal values give equal hashes whatever the API's
- * representation was, because the values are canonical before they get here.
+ * representation was, because the values are canonical before they get here. It is the first 52 bits
+ * (13 hex digits) of the SHA-1 of their JSON: a safe integer, 8 bytes in SQLite, and compared only
+ * with the versions of the same id, so a collision (2^-52 a comparison) stays negligible. Stores of
+ * schema version 4 kept all 40 digits; migration 5 keeps these 13 of them.
  */
-export function itemHash(item: Item): string {
+export function itemHash(item: Item): number {
   const values = TRACKED_FIELDS.map((field) => item[field]);
-  return hash('sha1', JSON.stringify(values), 'hex');
+  return Number.parseInt(hash('sha1', JSON.stringify(values), 'hex').slice(0, 13), 16);
 }
 
 /** What SQLite binds for one item column; an item field as SQLite keeps it. */
 export { type SqlValue, storedValue as sqlValue } from '../domain/item-fields.js';
 
 /** The item's values in `ITEM_COLUMNS` order, for binding by position. */
-export function itemValues(item: Item, versionHash: string): SqlValue[] {
+export function itemValues(item: Item, versionHash: number): SqlValue[] {
   return ITEM_COLUMNS.map((column) => (column === 'hash' ? versionHash : sqlValue(item[column])));
 }
 

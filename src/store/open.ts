@@ -16,9 +16,24 @@ const BUSY_TIMEOUT_MS = 10_000;
 
 /**
  * What the WAL is truncated to after a checkpoint: no transaction spans the shop, so the automatic
- * checkpoints (every 1,000 pages) keep it near this size during a long sync.
+ * checkpoints keep it near `WAL_AUTOCHECKPOINT_PAGES` during a long sync.
  */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Pages in the WAL before a commit checkpoints it (16 MB of 4 KB pages; SQLite's default is 1,000).
+ * Staging rewrites the same index pages batch after batch: fewer checkpoints copy each of them to the
+ * database fewer times, which took a quarter of the first sync's staging time at 100,000 items, while
+ * the WAL stays near 20 MB.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 4000;
+
+/**
+ * Page cache per connection (SQLite's default is 2 MB): the index pages a sync touches on every batch
+ * (100,000 items' item_versions_id is 3.4 MB) stay in memory instead of being read again from the OS,
+ * which halved the system time of staging. It costs at most this much RSS.
+ */
+const CACHE_SIZE_KIB = 16 * 1024;
 
 export interface OpenOptions {
   /** How long to wait for another process's lock before saying the store is locked. */
@@ -34,6 +49,8 @@ export function openStore(file: string, options: OpenOptions = {}): Store {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    db.pragma(`cache_size = -${CACHE_SIZE_KIB}`);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db);

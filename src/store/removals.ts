@@ -1,7 +1,8 @@
 import type { Item } from '../domain/item.js';
 import { ApiError, ProtocolError } from '../errors.js';
+import { closeRemoved, forEachCandidateSlice, isRemovalCandidate } from './candidates.js';
 import type { Store } from './open.js';
-import { closeRemoved, forEachCandidateSlice, isRemovalCandidate, stageConfirmed } from './staging.js';
+import { stageConfirmed } from './staging.js';
 
 /** The item at `url`: null when the marketplace says it is gone. */
 export type FetchItem = (url: string) => Promise<Item | null>;
@@ -46,6 +47,7 @@ export async function confirmRemovals(
     if (few.length <= sources.relistCost)
       few.push(...candidates.slice(0, sources.relistCost + 1 - few.length));
   });
+  if (count === 0) return { stillPresent: 0, gone: 0, relisted: false };
   let present = 0;
   let wanted: WantedItems = { size: count, has: (id) => isRemovalCandidate(store, run, id) };
   if (sources.fetchItem && count > 0 && count <= sources.relistCost) {

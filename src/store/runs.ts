@@ -164,9 +164,10 @@ export function failRun(store: Store, run: number, reason: string, now = new Dat
 const DISCARD_SLICE = 2000;
 
 /**
- * Deletes what a run wrote that no reader will ever need: its `run_seen` rows, and for a run that will
- * never complete its versions and invalid items too, reopening the versions it closed. Slice by slice, yielding to the event loop between
- * them; a process killed half way leaves rows that the next sync discards.
+ * Deletes what a run wrote that no reader will ever need: its `run_matched` rows, and for a run that
+ * will never complete its versions and invalid items too, reopening the versions it closed. Slice by
+ * slice, yielding to the event loop between them; a process killed half way leaves rows that the next
+ * sync discards.
  */
 export async function discardRunData(
   store: Store,
@@ -176,9 +177,12 @@ export async function discardRunData(
   const { db } = store;
   const statements = [
     db.prepare(
-      'DELETE FROM run_seen WHERE run = @run AND id IN (SELECT id FROM run_seen WHERE run = @run LIMIT @limit)',
+      'DELETE FROM run_matched WHERE run = @run AND version IN (SELECT version FROM run_matched WHERE run = @run LIMIT @limit)',
     ),
   ];
+  // Usually the run's rows are all there is: SQLite empties a whole table by its pages, not row by row.
+  const onlyThisRun = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM run_matched WHERE run <> ?)').pluck();
+  if (onlyThisRun.get(run) === 1) db.prepare('DELETE FROM run_matched').run();
   if (!options.complete) {
     statements.push(
       db.prepare(
@@ -199,7 +203,7 @@ export async function discardRunData(
 
 /**
  * Cleans up after every run that will not be resumed: unfinished runs other than `current` lose what
- * they wrote (their `runs` row stays, with its error), complete runs their leftover `run_seen` rows.
+ * they wrote (their `runs` row stays, with its error), complete runs their leftover `run_matched` rows.
  */
 export async function discardUnfinishedRuns(store: Store, current: number): Promise<number[]> {
   const runs = store.db
@@ -208,7 +212,7 @@ export async function discardUnfinishedRuns(store: Store, current: number): Prom
          status <> 'complete' AND (EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run = runs.run)
                                    OR EXISTS (SELECT 1 FROM item_versions WHERE valid_to_run = runs.run)
                                    OR EXISTS (SELECT 1 FROM invalid_items WHERE invalid_items.run = runs.run))
-         OR EXISTS (SELECT 1 FROM run_seen WHERE run_seen.run = runs.run))`,
+         OR EXISTS (SELECT 1 FROM run_matched WHERE run_matched.run = runs.run))`,
     )
     .raw()
     .all(current) as [number, 0 | 1][];

@@ -8,10 +8,11 @@ import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
 import type { Item } from '../../src/domain/item.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import type { MutationTruth, SimItem } from '../../src/simulator/types.js';
+import { closeRemoved } from '../../src/store/candidates.js';
 import { commitRun } from '../../src/store/commit.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { beginRun, discardRunData, discardUnfinishedRuns } from '../../src/store/runs.js';
-import { closeRemoved, stagePages } from '../../src/store/staging.js';
+import { stagePages } from '../../src/store/staging.js';
 
 /** A fresh directory under the OS temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'shop-sync-store-'): { dir: string; cleanup: () => void } {

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
+import { TRACKED_FIELDS } from '../../src/domain/item.js';
 import { ITEM_COLUMNS, itemAt, itemHash, itemValues, rowToItem } from '../../src/store/item-row.js';
 import { makeItem } from './fixtures.js';
 
@@ -26,15 +28,15 @@ describe('item rows', () => {
 
   it('stores booleans as 0/1 and lists as JSON text, in ITEM_COLUMNS order', () => {
     const at = (column: (typeof ITEM_COLUMNS)[number]) => values[ITEM_COLUMNS.indexOf(column)];
-    const values = itemValues(item, 'the-hash');
+    const values = itemValues(item, 42);
     expect(at('id')).toBe('a-1');
-    expect(at('hash')).toBe('the-hash');
+    expect(at('hash')).toBe(42);
     expect(at('published')).toBe(0);
-    expect(itemValues({ ...item, published: true }, 'h')[ITEM_COLUMNS.indexOf('published')]).toBe(1);
+    expect(itemValues({ ...item, published: true }, 1)[ITEM_COLUMNS.indexOf('published')]).toBe(1);
     expect(at('photos')).toBe('["https://img.example/1.jpg","https://img.example/2.jpg"]');
     expect(at('photos_id')).toBe('[11,12]');
     expect(at('price')).toBe('1234.5');
-    expect(rowToItem(itemValues({ ...item, photos: [], photos_id: [] }, 'h'))).toMatchObject({
+    expect(rowToItem(itemValues({ ...item, photos: [], photos_id: [] }, 1))).toMatchObject({
       photos: [],
       photos_id: [],
     });
@@ -42,10 +44,10 @@ describe('item rows', () => {
 
   it('reads the item at an offset of a side-by-side row, and null where a LEFT JOIN found none', () => {
     const other = makeItem('b-2', { published: true });
-    const row = [...itemValues(item, 'h1'), ...itemValues(other, 'h2')];
+    const row = [...itemValues(item, 1), ...itemValues(other, 2)];
     expect(itemAt(row, 0)).toEqual(item);
     expect(itemAt(row, ITEM_COLUMNS.length)).toEqual(other);
-    const missing = [...itemValues(item, 'h1'), ...ITEM_COLUMNS.map(() => null)];
+    const missing = [...itemValues(item, 1), ...ITEM_COLUMNS.map(() => null)];
     expect(itemAt(missing, ITEM_COLUMNS.length)).toBeNull();
   });
 
@@ -59,5 +61,13 @@ describe('item rows', () => {
     expect(itemHash(fromText)).not.toBe(itemHash({ ...fromText, price: decimal('10.51') }));
     expect(itemHash(fromText)).not.toBe(itemHash({ ...fromText, published: false }));
     expect(itemHash(fromText)).not.toBe(itemHash({ ...fromText, photos: ['https://img.example/x.jpg'] }));
+  });
+
+  it('is the first 13 hex digits of the SHA-1 of the values, as migration 5 keeps the hashes of version 4', () => {
+    const sha1 = createHash('sha1')
+      .update(JSON.stringify(TRACKED_FIELDS.map((f) => item[f])))
+      .digest('hex');
+    expect(itemHash(item)).toBe(Number.parseInt(sha1.slice(0, 13), 16));
+    expect(Number.isSafeInteger(itemHash(item))).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { diffRuns } from '../../src/diff.js';
 import { commitRun } from '../../src/store/commit.js';
+import { ITEM_COLUMNS, itemHash, rowToItem } from '../../src/store/item-row.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { beginRun, getRun, listRuns } from '../../src/store/runs.js';
@@ -57,6 +58,17 @@ describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version
     expect(store.db.prepare('SELECT raw FROM item_versions WHERE id = ?').pluck().get('b')).toBe(
       '{"id":"b","extra_field":"kept"}',
     );
+    store.close();
+  });
+
+  it('keeps hashes that the items read again with the same values match', () => {
+    const store = openStore(storeOfVersion(version));
+    const rows = store.db
+      .prepare(`SELECT ${ITEM_COLUMNS.join(', ')} FROM item_versions`)
+      .raw()
+      .all() as unknown[][];
+    expect(rows).toHaveLength(6);
+    for (const row of rows) expect(row[ITEM_COLUMNS.indexOf('hash')]).toBe(itemHash(rowToItem(row)));
     store.close();
   });
 

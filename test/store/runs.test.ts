@@ -69,9 +69,9 @@ describe('runs', () => {
     expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
     expect(getRun(sandbox.store, old.run)?.status).toBe('failed');
     await discardUnfinishedRuns(sandbox.store, fresh.run);
-    expect(sandbox.store.db.prepare('SELECT count(*) FROM run_seen WHERE run = ?').pluck().get(old.run)).toBe(
-      0,
-    );
+    expect(
+      sandbox.store.db.prepare('SELECT count(*) FROM run_matched WHERE run = ?').pluck().get(old.run),
+    ).toBe(0);
     expect(
       sandbox.store.db
         .prepare('SELECT count(*) FROM item_versions WHERE valid_from_run = ?')
@@ -102,7 +102,7 @@ describe('cleaning up after runs that will not resume', () => {
       sandbox.store.db
         .prepare(
           `SELECT (SELECT count(*) FROM item_versions WHERE valid_from_run = @run OR valid_to_run = @run)
-                + (SELECT count(*) FROM run_seen WHERE run = @run)`,
+                + (SELECT count(*) FROM run_matched WHERE run = @run)`,
         )
         .pluck()
         .get({ run }) as number;

@@ -19,8 +19,16 @@ afterEach(() => {
 });
 
 const page = (n: number): StagedPage => ({ page: n, items: [makeItem(`item-${n}`)], invalid: [] });
+/** The ids the run has read: those it opened a version for, and those it matched to one. */
 const staged = () =>
-  store.db.prepare('SELECT id FROM run_seen WHERE run = ? ORDER BY id').pluck().all(run) as string[];
+  store.db
+    .prepare(
+      `SELECT id FROM item_versions WHERE valid_from_run = @run
+       UNION SELECT v.id FROM run_matched m JOIN item_versions v USING (version) WHERE m.run = @run
+       ORDER BY id`,
+    )
+    .pluck()
+    .all({ run }) as string[];
 const checkpoint = () => getRunDetail(store, run)?.checkpoint_page;
 const lost = () => {
   throw new Error('lost the lease');

@@ -1,0 +1,160 @@
+import type Database from 'better-sqlite3';
+import type { Item } from '../domain/item.js';
+import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
+
+/** A version of an id as a run sees it while it writes. */
+interface Version {
+  readonly version: number;
+  readonly hash: number;
+  /** Closed by this run (it read the item changed, or confirmed it gone). */
+  readonly closed: boolean;
+  /** Noted in `run_matched`: this run read the item with exactly its values. */
+  readonly matched: boolean;
+}
+
+/** What the store holds of one id for a run: the version of the latest complete run, and the run's own. */
+interface Known {
+  current?: Version;
+  mine?: Version;
+}
+
+/**
+ * Writes what the run read, in one transaction the caller holds; returns how many ids were new to the
+ * run (an id read twice counts once, with the values read last). The store is asked about all the
+ * items at once:
+ * - an item whose values hash as its open version's (of a complete run) is noted in `run_matched` by
+ *   that version's number, and nothing else is written: a resync appends to one small index;
+ * - the others (new, changed, or read again) are written one by one by `writeChanged`.
+ */
+export function writeItems(db: Database.Database, run: number, items: readonly Item[]): number {
+  const s = statements(db);
+  const latest = new Map<string, Item>();
+  for (const item of items) latest.set(item.id, item);
+  const hashed = [...latest.values()].map((item) => ({ item, hash: itemHash(item) }));
+  // A hash has at most 16 decimal digits: padded, it tells where the id starts, whatever the id holds.
+  const keys = hashed.map(({ item, hash }) => String(hash).padStart(16, '0') + item.id);
+  const versions = s.unchanged.all({ run, keys: JSON.stringify(keys) }) as (number | null)[];
+  const matched = versions.filter((version) => version !== null);
+  let fresh = matched.length > 0 ? s.match.run(run, JSON.stringify(matched)).changes : 0;
+  const rest = hashed.filter((_, index) => versions[index] === null);
+  if (rest.length > 0) fresh += writeChanged(s, run, rest);
+  return fresh;
+}
+
+/**
+ * Writes items that are not simply unchanged; returns how many ids were new to the run. A new or
+ * changed item writes its version, opened by this run, and closes the version it supersedes at this
+ * run: readers of complete runs see neither change until the run is complete (`VALID_AT`). Read again
+ * within the run, the values read last win: the run's version is replaced, or dropped and the previous
+ * one reopened (and matched) when the item is back to it; a matched version that the item no longer
+ * matches is closed and unmatched. So `run_matched` holds exactly the open versions of complete runs
+ * that the run read unchanged, which `candidateCount` counts on.
+ */
+function writeChanged(s: Statements, run: number, items: readonly Hashed[]): number {
+  const known = lookUp(
+    s,
+    run,
+    items.map(({ item }) => item.id),
+  );
+  let fresh = 0;
+  for (const { item, hash } of items) {
+    const { current, mine } = known.get(item.id) ?? {};
+    if (!current?.matched && mine === undefined) fresh += 1;
+    if (mine?.hash === hash) continue;
+    if (current?.hash === hash) {
+      if (current.closed) s.reopen.run(current.version);
+      if (mine !== undefined) s.drop.run(mine.version);
+      if (!current.matched) s.match.run(run, `[${current.version}]`);
+      continue;
+    }
+    if (current !== undefined && !current.closed) s.close.run(run, current.version);
+    if (current?.matched) s.unmatch.run(run, current.version);
+    if (mine !== undefined) s.replace.run(...itemValues(item, hash).slice(1), mine.version);
+    else s.insert.run(run, ...itemValues(item, hash));
+  }
+  return fresh;
+}
+
+interface Hashed {
+  readonly item: Item;
+  readonly hash: number;
+}
+
+/** The versions the run has to know of for each id, from one statement. */
+function lookUp(s: Statements, run: number, ids: readonly string[]): Map<string, Known> {
+  const known = new Map<string, Known>();
+  const rows = s.versions.all({ run, ids: JSON.stringify(ids) }) as VersionRow[];
+  for (const [id, version, hash, mine, closed, matched] of rows) {
+    const entry = known.get(id) ?? {};
+    const found = { version, hash, closed: closed === 1, matched: matched === 1 };
+    if (mine === 1) entry.mine = found;
+    else entry.current = found;
+    known.set(id, entry);
+  }
+  return known;
+}
+
+type VersionRow = [id: string, version: number, hash: number, mine: 0 | 1, closed: 0 | 1, matched: 0 | 1];
+
+interface Statements {
+  /**
+   * Per key (hash and id), in order: the number of the id's open version of a complete run when it has
+   * that hash, or null.
+   */
+  readonly unchanged: Database.Statement;
+  /**
+   * Per id: the version current at the latest complete run (open, or closed by this run) and the
+   * version this run opened, if any. Versions of runs after the latest complete one are this run's:
+   * unfinished runs' are discarded before a run writes.
+   */
+  readonly versions: Database.Statement;
+  readonly insert: Database.Statement;
+  readonly replace: Database.Statement;
+  readonly drop: Database.Statement;
+  readonly close: Database.Statement;
+  readonly reopen: Database.Statement;
+  readonly match: Database.Statement;
+  readonly unmatch: Database.Statement;
+}
+
+/** Prepared once per connection: a batch is written with the same few statements every time. */
+const prepared = new WeakMap<Database.Database, Statements>();
+
+function statements(db: Database.Database): Statements {
+  const known = prepared.get(db);
+  if (known) return known;
+  const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
+  const created: Statements = {
+    unchanged: db
+      .prepare(
+        `SELECT (SELECT v.version FROM item_versions v INDEXED BY item_versions_id
+                  WHERE v.id = substr(j.value, 17) AND v.valid_to_run IS NULL AND v.valid_from_run < @run
+                    AND v.hash = CAST(substr(j.value, 1, 16) AS INTEGER))
+           FROM json_each(@keys) j ORDER BY j.key`,
+      )
+      .pluck(),
+    versions: db
+      .prepare(
+        `SELECT v.id, v.version, v.hash, v.valid_from_run = @run, v.valid_to_run IS NOT NULL,
+                EXISTS (SELECT 1 FROM run_matched m WHERE m.run = @run AND m.version = v.version)
+           FROM json_each(@ids) j
+           JOIN item_versions v INDEXED BY item_versions_id ON v.id = j.value
+          WHERE v.valid_from_run <= @run AND (v.valid_to_run IS NULL OR v.valid_to_run = @run)`,
+      )
+      .raw(),
+    insert: db.prepare(
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')})
+         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
+    ),
+    replace: db.prepare(
+      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')} WHERE version = ?`,
+    ),
+    drop: db.prepare('DELETE FROM item_versions WHERE version = ?'),
+    close: db.prepare('UPDATE item_versions SET valid_to_run = ? WHERE version = ?'),
+    reopen: db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE version = ?'),
+    match: db.prepare('INSERT OR IGNORE INTO run_matched (run, version) SELECT ?, value FROM json_each(?)'),
+    unmatch: db.prepare('DELETE FROM run_matched WHERE run = ? AND version = ?'),
+  };
+  prepared.set(db, created);
+  return created;
+}
