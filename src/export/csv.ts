@@ -1,47 +1,71 @@
-import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
 import type { CellValue, CsvColumn } from './columns.js';
 
-/** Cells beginning with these are run as formulas by spreadsheet programs. */
+/**
+ * The feeds' CSV (the contract's CSV section): a header, `\n` after every record, a cell quoted when
+ * it holds a comma, a quote, `\n` or `\r` (its quotes doubled), null as the empty cell, and a text
+ * cell that begins like a spreadsheet formula (`=`, `+`, `-`, `@`, tab, `\r`) written with a leading
+ * `'` before it is quoted. These rules are written twice, side by side below: `csvCell` for rows
+ * JavaScript holds and `textCellSql` for rows SQLite turns into lines itself. Both are held to the
+ * bytes csv-stringify wrote before them (test/export/csv.test.ts).
+ */
 const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[,"\n\r]/;
+const QUOTE = /"/g;
+
+/** Strings are gathered into chunks of about this many characters before they are written. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** One cell as written; `text` cells get the formula guard, numbers and flags never do. */
+export function csvCell(value: CellValue, text: boolean): string {
+  if (value === null) return '';
+  let written = typeof value === 'string' ? value : String(value);
+  if (text && FORMULA_START.test(written)) written = `'${written}`;
+  return NEEDS_QUOTES.test(written) ? `"${written.replace(QUOTE, '""')}"` : written;
+}
+
+/** The SQL of text cell `value` (an expression giving TEXT or NULL), exactly as `csvCell` writes it. */
+export function textCellSql(value: string): string {
+  const guard = `CASE WHEN ${value} GLOB '[-=+@'||char(9)||char(13)||']*' THEN '''' ELSE '' END`;
+  const special = [`','`, `'"'`, 'char(10)', 'char(13)'].map((c) => `instr(${value}, ${c})`).join(' OR ');
+  return `CASE WHEN ${value} IS NULL THEN ''
+    WHEN ${special} THEN '"' || ${guard} || replace(${value}, '"', '""') || '"'
+    ELSE ${guard} || ${value} END`;
+}
+
+/** The header record of `names`. */
+export function csvHeader(names: readonly string[]): string {
+  return `${names.map((name) => csvCell(name, false)).join(',')}\n`;
+}
 
 /**
- * Streams `rows` as RFC 4180 CSV (header first, `\n` record ends, quoted where needed) into `out`,
- * waiting for `out` to drain so that memory stays flat however many rows there are. `out` is left
- * open: the caller owns it (it may be stdout, a gzip stream or a file).
+ * Streams `rows` as CSV into `out`, waiting for `out` to drain so that memory stays flat however many
+ * rows there are. `out` is left open: the caller owns it (it may be stdout, a gzip stream or a file).
  */
-export async function writeCsv<Row>(
+export function writeCsv<Row>(
   rows: Iterable<Row>,
   columns: readonly CsvColumn<Row>[],
   out: NodeJS.WritableStream,
 ): Promise<void> {
-  const stringifier = stringify({
-    header: true,
-    columns: columns.map((c) => c.name),
-    record_delimiter: 'unix',
-    quote_record_delimiter: true,
-  });
-  const piped = pipeline(stringifier, out, { end: false });
-  try {
-    for (const row of rows) {
-      if (!stringifier.write(columns.map((column) => cell(column, row)))) {
-        // A destination that fails never drains: the pipeline's rejection ends the wait instead.
-        await Promise.race([once(stringifier, 'drain'), piped]);
-      }
-    }
-    stringifier.end();
-  } catch (error) {
-    stringifier.destroy(error as Error);
-    await piped.catch(() => undefined);
-    throw error;
-  }
-  await piped;
+  return writeChunks(csvChunks(rows, columns), out);
 }
 
-function cell<Row>(column: CsvColumn<Row>, row: Row): string {
-  const value: CellValue = column.value(row);
-  if (value === null) return '';
-  const written = typeof value === 'string' ? value : String(value);
-  return column.text && FORMULA_START.test(written) ? `'${written}` : written;
+/** Writes every chunk of `chunks` into `out` (left open); a failing destination ends the wait with its error. */
+export function writeChunks(
+  chunks: Iterable<string | Buffer> | AsyncIterable<string | Buffer>,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  return pipeline(chunks, out, { end: false });
+}
+
+function* csvChunks<Row>(rows: Iterable<Row>, columns: readonly CsvColumn<Row>[]): Generator<string> {
+  let chunk = csvHeader(columns.map((c) => c.name));
+  for (const row of rows) {
+    chunk += `${columns.map((column) => csvCell(column.value(row), column.text)).join(',')}\n`;
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk !== '') yield chunk;
 }

@@ -23,11 +23,10 @@ import { writeInventoryCsv } from './inventory-csv.js';
 import { openReader } from './reader.js';
 import { type RunContents, runContents } from './run-contents.js';
 import {
-  createSnapshotSqlite,
-  isReusableSnapshot,
-  rewriteSnapshotHeader,
-  snapshotRun,
-  writeSnapshotSqlite,
+  buildSnapshotSqlite,
+  isSnapshotOf,
+  type SnapshotSqlite,
+  updateSnapshotSqlite,
 } from './snapshot-sqlite.js';
 
 /** Where publishing the feeds has got to; the fault suite kills the process at each. */
@@ -47,6 +46,8 @@ export interface FeedOptions {
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;
 
 const SNAPSHOT = 'snapshot.sqlite';
+/** How many items' copying one applied change costs, about (see `fewChanges`). */
+const CHANGE_COST = 4;
 /** Every name a feed file has had, for cleaning up directories of earlier versions. */
 const FEED_NAMES = ['inventory.csv', 'changes.csv', 'inventory.csv.gz', 'changes.csv.gz', SNAPSHOT];
 
@@ -83,7 +84,8 @@ export async function writeFeeds(
   try {
     reader = openReader(store);
     contents = runContents(reader, shop, summary, changesFrom(reader, run, published));
-    reused = await fillFeedsDir(contents, paths, current, dir, published, options);
+    const target = { paths, dir, store: store.path, options };
+    reused = await fillFeedsDir(contents, target, current, published);
     await fsyncPath(dir);
     await switchFeeds(paths, current, dir);
   } catch (error) {
@@ -114,94 +116,102 @@ function changesFrom(store: Store, run: number, published: number | null): numbe
   return previousCompleteRun(store, run);
 }
 
+/** Where the new feeds are written, from which store, and how. */
+interface FeedsTarget {
+  readonly paths: ShopPaths;
+  readonly dir: string;
+  readonly store: string;
+  readonly options: FeedOptions;
+}
+
 /**
- * Writes the three feeds into `dir`. When nothing changed since the published feeds, their content
- * is reused (the CSV linked, the snapshot copied with its header rewritten) instead of re-streaming
- * the shop. Returns whether it was.
+ * Writes the three feeds into `target.dir`. When the published feeds are those of the run the changes
+ * count from, the snapshot starts as a copy of theirs with the changes applied, and with no changes
+ * the inventory CSV is theirs too (linked); otherwise both are built from the store. Returns whether
+ * the published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
-  paths: ShopPaths,
+  target: FeedsTarget,
   current: FeedsPath,
-  dir: string,
   published: number | null,
-  options: FeedOptions,
 ): Promise<boolean> {
-  const inventory = options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
-  const changes = options.gzip ? 'changes.csv.gz' : 'changes.csv';
-  const feed = (name: string, write: StreamWriter) =>
-    writeFeedFile(paths, dir, name, options.gzip && name.endsWith('.gz') ? gzipped(write) : write);
-  const point = () => options.onPoint?.('feed-prepared');
-  const old = (name: string) => path.join(paths.feedsDir, name);
+  const inventory = target.options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
+  const old = (name: string) => path.join(target.paths.feedsDir, name);
+  const snapshot = path.join(target.dir, SNAPSHOT);
   // The published directory may hold a later run than the record says (a crash between the switch
   // and the record): its own snapshot's `meta.run` says which run its files are.
-  const reusable =
+  const fromPublished =
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
     (await exists(old(inventory))) &&
     (await exists(old(SNAPSHOT))) &&
-    snapshotRun(old(SNAPSHOT)) === published &&
-    isEmpty(contents.changes);
-  if (!reusable) {
-    await buildFeeds(contents, feed, inventory, changes, point, path.join(dir, SNAPSHOT), paths);
+    isSnapshotOf(old(SNAPSHOT), published) &&
+    fewChanges(contents);
+  if (!fromPublished) {
+    await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
   }
-  await reuseFile(paths, old(inventory), path.join(dir, inventory));
-  point();
-  await feed(changes, (out) => writeChangesCsv(contents.changes, out));
-  point();
-  await inFeed(paths, SNAPSHOT, async () => {
-    const target = path.join(dir, SNAPSHOT);
-    if (isReusableSnapshot(old(SNAPSHOT), published)) {
-      await copyFile(old(SNAPSHOT), target);
-      rewriteSnapshotHeader(target, contents);
-    } else {
-      await writeSnapshotSqlite(target, contents);
-    }
-    await fsyncPath(target);
-  });
-  point();
+  const reuseInventory = isEmpty(contents.changes)
+    ? () => reuseFile(target.paths, old(inventory), path.join(target.dir, inventory))
+    : undefined;
+  const update = async () => {
+    await copyFile(old(SNAPSHOT), snapshot);
+    return updateSnapshotSqlite(snapshot, target.store, contents, contents.changes);
+  };
+  await writeFeedFiles(contents, target, update, reuseInventory);
   return true;
 }
 
-/** The three feeds from the store; the snapshot file is filled while the inventory CSV is written. */
-async function buildFeeds(
+/**
+ * Whether applying the changes to a copy of the published snapshot costs less than building it
+ * afresh: one change costs about what copying CHANGE_COST items does. The run's counts are its
+ * changes since the previous complete run, which the published feeds normally reflect.
+ */
+function fewChanges(contents: RunContents): boolean {
+  const { items, added, updated, removed } = contents.run;
+  return (added + updated + removed) * CHANGE_COST <= items;
+}
+
+/**
+ * Writes the three feeds: the snapshot's items (`open`), then its items as the inventory CSV (unless
+ * `reuseInventory` provides it), the changes CSV, and last the changes in the snapshot.
+ */
+async function writeFeedFiles(
   contents: RunContents,
-  feed: (name: string, write: StreamWriter) => Promise<void>,
-  inventory: string,
-  changes: string,
-  point: () => void,
-  snapshotFile: string,
-  paths: ShopPaths,
+  target: FeedsTarget,
+  open: () => Promise<SnapshotSqlite>,
+  reuseInventory?: () => Promise<void>,
 ): Promise<void> {
-  await inFeed(paths, SNAPSHOT, async () => {
-    const snapshot = createSnapshotSqlite(snapshotFile, contents);
+  const { gzip, onPoint } = target.options;
+  const feed = (name: string, write: StreamWriter) =>
+    writeFeedFile(target, gzip ? `${name}.gz` : name, gzip ? gzipped(write) : write);
+  const point = () => onPoint?.('feed-prepared');
+  const file = path.join(target.dir, SNAPSHOT);
+  await inFeed(target.paths, SNAPSHOT, async () => {
+    const snapshot = await open();
     try {
-      const items = copied(contents.items, snapshot.addItem);
-      await feed(inventory, (out) => writeInventoryCsv(items, out));
+      await (reuseInventory?.() ??
+        feed('inventory.csv', (out) =>
+          writeInventoryCsv(snapshot.db, snapshot.items, contents.run.run, out),
+        ));
       point();
-      await feed(changes, (out) => writeChangesCsv(contents.changes, out));
+      await feed('changes.csv', (out) => writeChangesCsv(contents.changes, out));
       point();
       await snapshot.addChanges(contents.changes);
-      snapshot.finish();
     } finally {
       snapshot.close();
     }
-    await fsyncPath(snapshotFile);
+    await fsyncPath(file);
   });
   point();
 }
 
 /** Streams one feed file into the new directory and flushes it. */
-async function writeFeedFile(
-  paths: ShopPaths,
-  dir: string,
-  name: string,
-  write: StreamWriter,
-): Promise<void> {
-  await inFeed(paths, name, async () => {
-    const file = path.join(dir, name);
+async function writeFeedFile(target: FeedsTarget, name: string, write: StreamWriter): Promise<void> {
+  await inFeed(target.paths, name, async () => {
+    const file = path.join(target.dir, name);
     await streamInto(file, write);
     await fsyncPath(file);
   });
@@ -244,14 +254,6 @@ async function exists(file: string): Promise<boolean> {
     throw error;
   });
   return found?.isFile() ?? false;
-}
-
-/** `items`, handing each to `copy` as it passes. */
-function* copied<T>(items: Iterable<T>, copy: (item: T) => void): IterableIterator<T> {
-  for (const item of items) {
-    copy(item);
-    yield item;
-  }
 }
 
 function gzipped(write: StreamWriter): StreamWriter {

@@ -1,7 +1,10 @@
 import { PassThrough, Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CsvColumn } from '../../src/export/columns.js';
-import { writeCsv } from '../../src/export/csv.js';
+import { csvCell, textCellSql, writeCsv } from '../../src/export/csv.js';
+import { csvStringifyRecord, trickyText } from './expected.js';
 
 interface Row {
   name: string;
@@ -56,5 +59,32 @@ describe('writeCsv', () => {
     });
     const rows = Array.from({ length: 10_000 }, (_, n) => ({ name: `row ${n}`, amount: n }));
     await expect(writeCsv(rows, COLUMNS, broken)).rejects.toThrow('ENOSPC');
+  });
+});
+
+describe('the CSV rules, held to the csv-stringify output they replace', () => {
+  it('csvCell writes every text and number cell as csv-stringify did', () => {
+    fc.assert(
+      fc.property(fc.array(fc.option(trickyText), { minLength: 1 }), fc.boolean(), (cells, text) => {
+        const record = `${cells.map((cell) => csvCell(cell, text)).join(',')}\n`;
+        expect(Buffer.from(record)).toEqual(Buffer.from(csvStringifyRecord(cells, text)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('textCellSql makes SQLite write each text cell as csvCell does, byte for byte', () => {
+    const db = new Database(':memory:');
+    try {
+      const cell = db.prepare(`SELECT CAST(${textCellSql('@value')} AS BLOB)`).pluck();
+      fc.assert(
+        fc.property(fc.option(trickyText), (value) => {
+          expect(cell.get({ value })).toEqual(Buffer.from(csvCell(value, true)));
+        }),
+        { numRuns: 2000 },
+      );
+    } finally {
+      db.close();
+    }
   });
 });

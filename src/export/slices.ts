@@ -1,0 +1,62 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type Database from 'better-sqlite3';
+
+/**
+ * The feeds' SQLite work runs in slices of SLICE rows with a turn of the event loop between them, so
+ * that one shop's feeds never hold up the other shops, lease renewals or the page reader for more
+ * than a few milliseconds, whatever the shop's size.
+ */
+export const SLICE = 2_000;
+
+/**
+ * A statement over the slice after key `@after` (`sql(true)`), or over the first slice while there is
+ * no key yet (`sql(false)`): a lower bound that matched every key, '' say, would skip an empty one.
+ */
+export function keyed(
+  db: Database.Database,
+  sql: (bounded: boolean) => string,
+): (after: string | null) => Database.Statement {
+  const first = db.prepare(sql(false));
+  const next = db.prepare(sql(true));
+  return (after) => (after === null ? first : next);
+}
+
+/**
+ * Runs `step` in a transaction per slice until it returns null, yielding between slices. `step` gets
+ * the key its previous call returned (null at first) and returns the next slice's.
+ */
+export async function inSlices(
+  db: Database.Database,
+  step: (after: string | null) => string | null,
+): Promise<void> {
+  const slice = db.transaction(step);
+  let after: string | null = null;
+  for (;;) {
+    after = slice(after);
+    if (after === null) return;
+    await nextTurn();
+  }
+}
+
+/** Runs `apply` on each of `rows` in transactions of SLICE rows, yielding between them. */
+export async function inBatches<Row>(
+  db: Database.Database,
+  rows: Iterable<Row>,
+  apply: (row: Row) => void,
+): Promise<void> {
+  const iterator = rows[Symbol.iterator]();
+  const batch = db.transaction(() => {
+    for (let n = 0; n < SLICE; n += 1) {
+      const next = iterator.next();
+      if (next.done) return false;
+      apply(next.value);
+    }
+    return true;
+  });
+  try {
+    while (batch()) await nextTurn();
+  } finally {
+    // Leaving early closes the iterator and with it the statement behind it.
+    iterator.return?.();
+  }
+}
