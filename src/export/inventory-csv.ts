@@ -3,14 +3,14 @@ import type Database from 'better-sqlite3';
 import { type ItemField, itemField } from '../domain/item-fields.js';
 import { VALID_AT } from '../store/snapshot.js';
 import { INVENTORY_FIELDS, type InventoryField } from './columns.js';
-import { csvHeader, textCellSql, writeChunks } from './csv.js';
+import { CELL_END, csvHeader, csvRecords, RECORD_END, writeChunks } from './csv.js';
 import { keyed, SLICE } from './slices.js';
 import { integerTextSql, registerJsConversions } from './sql-values.js';
 
 /**
- * `inventory.csv`, written by SQLite: each slice of items becomes one run of CSV lines computed in
- * SQL (quoted as `csvCell` quotes, see csv.ts) and handed over as bytes, so that no item becomes a
- * JavaScript object or string on its way to the file.
+ * `inventory.csv` from SQLite's bytes: each slice of items comes as one run of their cells' UTF-8
+ * (computed in SQL, a list already joined) with separators, which `csvRecords` quotes and guards as
+ * `csvCell` would, so that no item becomes a JavaScript object or string on its way to the file.
  */
 
 /** Where a connection finds one snapshot's items. */
@@ -52,38 +52,43 @@ async function* inventoryChunks(
   const slice = keyed(db, (bounded) => sliceSql(source, bounded));
   let after: string | null = null;
   for (;;) {
-    const [lines, last] = slice(after).raw().get({ run, after }) as [Buffer | null, string | null];
-    if (lines === null || last === null) return;
-    yield lines;
+    const [cells, last] = slice(after).raw().get({ run, after }) as [Buffer | null, string | null];
+    if (cells === null || last === null) return;
+    yield csvRecords(cells, TEXT_CELLS);
     after = last;
     await nextTurn();
   }
 }
 
-/** The CSV lines of the next SLICE items after id `@after`, as bytes, and the last id. */
+const TEXT_CELLS = INVENTORY_FIELDS.map((field) => field.csv.text);
+
+/** The cells of the next SLICE items after id `@after`, as `csvRecords` reads them, and the last id. */
 function sliceSql(source: ItemSource, bounded: boolean): string {
   const id = source.column(itemField('id'));
-  const line = INVENTORY_FIELDS.map((field) => cellSql(field, source.column(field))).join(" || ',' || ");
-  return `SELECT CAST(group_concat(line, '' ORDER BY id) AS BLOB), max(id) FROM (
-      SELECT ${line} || char(10) AS line, ${id} AS id
+  const cells = INVENTORY_FIELDS.map((field) => `ifnull(${cellSql(field, source.column(field))}, '')`);
+  const record = `${cells.join(` || x'${hex(CELL_END)}' || `)} || x'${hex(RECORD_END)}'`;
+  return `SELECT CAST(group_concat(record, '' ORDER BY id) AS BLOB), max(id) FROM (
+      SELECT ${record} AS record, ${id} AS id
         FROM ${source.from}
        WHERE ${source.where}${bounded ? ` AND ${id} > @after` : ''}
        ORDER BY ${id} LIMIT ${SLICE})`;
 }
 
-/** The cell of `field` from its stored value `stored`, as `csvCell` writes the field's value. */
+const hex = (byte: number) => byte.toString(16).padStart(2, '0');
+
+/**
+ * The text of `field`'s cell, from its stored value `stored`, as JavaScript wrote the value. The
+ * store's text is UTF-8 written from JavaScript strings: it never holds the separators' bytes.
+ */
 function cellSql(field: InventoryField, stored: string): string {
   switch (field.kind) {
     case 'text':
-      return textCellSql(stored);
-    // Joined once in a subquery: textCellSql mentions its value several times.
-    case 'list':
-      return `(SELECT ${textCellSql('joined')} FROM (SELECT ${joinedSql(stored)} AS joined))`;
-    // A canonical decimal is digits, a point and a sign: never quoted, never guarded (it is data).
     case 'decimal':
-      return `ifnull(${stored}, '')`;
+      return stored;
+    case 'list':
+      return joinedSql(stored);
     case 'integer':
-      return `ifnull(${integerTextSql(stored)}, '')`;
+      return integerTextSql(stored);
     case 'boolean':
       return `CASE WHEN ${stored} = 1 THEN 'true' ELSE 'false' END`;
   }
