@@ -153,14 +153,14 @@ async function fillFeedsDir(
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
   }
-  const reuseInventory = isEmpty(contents.changes)
-    ? () => reuseFile(target.paths, old(inventory), path.join(target.dir, inventory))
-    : undefined;
   const update = async () => {
     await copyFile(old(SNAPSHOT), snapshot);
-    return updateSnapshotSqlite(snapshot, target.store, contents, contents.changes);
+    return updateSnapshotSqlite(snapshot, target.store, contents);
   };
-  await writeFeedFiles(contents, target, update, reuseInventory);
+  // With no changes the items are those of the published inventory CSV.
+  await writeFeedFiles(contents, target, update, () =>
+    reuseFile(target.paths, old(inventory), path.join(target.dir, inventory)),
+  );
   return true;
 }
 
@@ -175,14 +175,14 @@ function fewChanges(contents: RunContents): boolean {
 }
 
 /**
- * Writes the three feeds: the snapshot's items (`open`), then its items as the inventory CSV (unless
- * `reuseInventory` provides it), the changes CSV, and last the changes in the snapshot.
+ * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (or, when it
+ * records no changes, `sameInventory`'s), and the changes CSV.
  */
 async function writeFeedFiles(
   contents: RunContents,
   target: FeedsTarget,
   open: () => Promise<SnapshotSqlite>,
-  reuseInventory?: () => Promise<void>,
+  sameInventory?: () => Promise<void>,
 ): Promise<void> {
   const { gzip, onPoint } = target.options;
   const feed = (name: string, write: StreamWriter) =>
@@ -192,14 +192,13 @@ async function writeFeedFiles(
   await inFeed(target.paths, SNAPSHOT, async () => {
     const snapshot = await open();
     try {
-      await (reuseInventory?.() ??
-        feed('inventory.csv', (out) =>
-          writeInventoryCsv(snapshot.db, snapshot.items, contents.run.run, out),
-        ));
+      const { db, items, changes } = snapshot;
+      await (changes === 0 && sameInventory
+        ? sameInventory()
+        : feed('inventory.csv', (out) => writeInventoryCsv(db, items, contents.run.run, out)));
       point();
       await feed('changes.csv', (out) => writeChangesCsv(contents.changes, out));
       point();
-      await snapshot.addChanges(contents.changes);
     } finally {
       snapshot.close();
     }
@@ -240,12 +239,6 @@ async function reuseFile(paths: ShopPaths, from: string, to: string): Promise<vo
       await fsyncPath(to);
     }
   });
-}
-
-function isEmpty<T>(list: Iterable<T>): boolean {
-  // Leaving the loop closes the iterator and with it the statement behind it.
-  for (const _ of list) return false;
-  return true;
 }
 
 async function exists(file: string): Promise<boolean> {

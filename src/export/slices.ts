@@ -2,11 +2,13 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 
 /**
- * The feeds' SQLite work runs in slices of SLICE rows with a turn of the event loop between them, so
- * that one shop's feeds never hold up the other shops, lease renewals or the page reader for more
- * than a few milliseconds, whatever the shop's size.
+ * The feeds' SQLite work runs in slices with a turn of the event loop between them, so that one
+ * shop's feeds never hold up the other shops, lease renewals or the page reader for more than a few
+ * milliseconds, whatever the shop's size: SLICE rows for a statement that copies many at once, about
+ * SLICE_MS of work for rows applied one by one.
  */
 export const SLICE = 2_000;
+const SLICE_MS = 10;
 
 /**
  * A statement over the slice after key `@after` (`sql(true)`), or over the first slice while there is
@@ -38,7 +40,7 @@ export async function inSlices(
   }
 }
 
-/** Runs `apply` on each of `rows` in transactions of SLICE rows, yielding between them. */
+/** Runs `apply` on each of `rows` in transactions of about SLICE_MS each, yielding between them. */
 export async function inBatches<Row>(
   db: Database.Database,
   rows: Iterable<Row>,
@@ -46,11 +48,12 @@ export async function inBatches<Row>(
 ): Promise<void> {
   const iterator = rows[Symbol.iterator]();
   const batch = db.transaction(() => {
-    for (let n = 0; n < SLICE; n += 1) {
+    const until = performance.now() + SLICE_MS;
+    do {
       const next = iterator.next();
       if (next.done) return false;
       apply(next.value);
-    }
+    } while (performance.now() < until);
     return true;
   });
   try {

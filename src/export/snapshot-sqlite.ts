@@ -68,29 +68,29 @@ const SCHEMA = `
 export type SnapshotHeader = Omit<RunContents, 'changes'>;
 
 /**
- * A `snapshot.sqlite` whose items and shops are complete. No secondary index: `items` is keyed by
- * id, and a consumer who queries another column often adds the index it needs to its copy.
+ * A complete `snapshot.sqlite`, still open. No secondary index: `items` is keyed by id, and a
+ * consumer who queries another column often adds the index it needs to its copy.
  */
 export interface SnapshotSqlite {
   /** Its items, for `writeInventoryCsv` on `db`. */
   readonly items: ItemSource;
   readonly db: Database.Database;
-  /** Records the run's changes (those since `previousRun`); the file is then complete. */
-  addChanges(changes: Iterable<Change>): Promise<void>;
+  /** How many changes it records. */
+  readonly changes: number;
   close(): void;
 }
 
-/** Creates `file` (which must not exist yet) holding the run's items, read from the store at `storePath`. */
+/** Creates `file` (which must not exist yet): the run's items read from the store at `storePath`, its changes. */
 export async function buildSnapshotSqlite(
   file: string,
   storePath: string,
-  header: SnapshotHeader,
+  contents: RunContents,
 ): Promise<SnapshotSqlite> {
   return withSnapshot(file, storePath, async (db) => {
     // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
     db.pragma('page_size = 16384');
     db.exec(SCHEMA);
-    writeHeader(db, header);
+    writeHeader(db, contents);
     const copy = keyed(
       db,
       (bounded) =>
@@ -100,29 +100,35 @@ export async function buildSnapshotSqlite(
     );
     // Slices are copied in id order, so the largest id so far is the last one copied.
     const last = db.prepare('SELECT max(id) FROM items').pluck();
-    const run = header.run.run;
+    const run = contents.run.run;
     await inSlices(db, (after) =>
       copy(after).run({ run, after }).changes === 0 ? null : (last.get() as string),
     );
     await fillShops(db, run);
+    const record = changeRecorder(db);
+    let changes = 0;
+    await inBatches(db, contents.changes, (change) => {
+      record(change);
+      changes += 1;
+    });
+    return changes;
   });
 }
 
 /**
- * Turns `file`, a copy of the snapshot file of the complete run `header.previousRun` (one that
- * `isSnapshotOf` accepts), into the snapshot of `header.run`: `changes` are every difference between
- * the two runs, so applying them to the items gives exactly the items a full build writes.
+ * Turns `file`, a copy of the snapshot file of the complete run `contents.previousRun` (one that
+ * `isSnapshotOf` accepts), into the snapshot of `contents.run`. The changes are every difference
+ * between the two runs, so applying them to the items gives exactly the items a full build writes.
  */
 export async function updateSnapshotSqlite(
   file: string,
   storePath: string,
-  header: SnapshotHeader,
-  changes: Iterable<Change>,
+  contents: RunContents,
 ): Promise<SnapshotSqlite> {
   return withSnapshot(file, storePath, async (db) => {
     db.transaction(() => {
       db.exec('DELETE FROM meta; DELETE FROM run; DELETE FROM changes;');
-      writeHeader(db, header);
+      writeHeader(db, contents);
     })();
     const remove = db.prepare('DELETE FROM items WHERE id = ?');
     const own = ITEM_TABLE_COLUMNS.filter((c) => c.column !== 'id');
@@ -131,22 +137,28 @@ export async function updateSnapshotSqlite(
          FROM ${STORE.from} WHERE v.id = @id AND ${STORE.where}
        ON CONFLICT (id) DO UPDATE SET ${own.map((c) => `${c.column} = excluded.${c.column}`).join(', ')}`,
     );
-    const run = header.run.run;
-    await inBatches(db, changes, (change) =>
-      change.after === null ? remove.run(change.id) : upsert.run({ id: change.id, run }),
-    );
+    const record = changeRecorder(db);
+    const run = contents.run.run;
+    let changes = 0;
+    await inBatches(db, contents.changes, (change) => {
+      if (change.after === null) remove.run(change.id);
+      else upsert.run({ id: change.id, run });
+      record(change);
+      changes += 1;
+    });
     await fillShops(db, run);
+    return changes;
   });
 }
 
 /**
- * Opens `file` with the store attached, lets `fill` write its items and shops, and hands it over
- * ready for its changes. The file is a temporary one until it is complete: no journal, no syncs.
+ * Opens `file` with the store attached and lets `fill` write it, returning how many changes it
+ * recorded. The file is a temporary one until it is complete: no journal, no syncs.
  */
 async function withSnapshot(
   file: string,
   storePath: string,
-  fill: (db: Database.Database) => Promise<void>,
+  fill: (db: Database.Database) => Promise<number>,
 ): Promise<SnapshotSqlite> {
   const db = new Database(file);
   try {
@@ -154,21 +166,20 @@ async function withSnapshot(
     db.pragma('synchronous = OFF');
     db.prepare('ATTACH DATABASE ? AS store').run(storePath);
     registerJsConversions(db);
-    await fill(db);
+    const changes = await fill(db);
+    return { items: SNAPSHOT_ITEMS, db, changes, close: () => db.close() };
   } catch (error) {
     db.close();
     throw error;
   }
-  const insertChange = db.prepare(
+}
+
+/** Writes one change into the `changes` table. */
+function changeRecorder(db: Database.Database): (change: Change) => void {
+  const insert = db.prepare(
     `INSERT INTO changes (${names(CHANGE_TABLE_COLUMNS)}) VALUES (${CHANGE_TABLE_COLUMNS.map(() => '?').join(', ')})`,
   );
-  return {
-    items: SNAPSHOT_ITEMS,
-    db,
-    addChanges: (changes) =>
-      inBatches(db, changes, (change) => insertChange.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change)))),
-    close: () => db.close(),
-  };
+  return (change) => insert.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change)));
 }
 
 /** The run's items in the store, attached to the snapshot's connection. */
@@ -293,10 +304,5 @@ export async function writeSnapshotSqlite(
   storePath: string,
   contents: RunContents,
 ): Promise<void> {
-  const snapshot = await buildSnapshotSqlite(file, storePath, contents);
-  try {
-    await snapshot.addChanges(contents.changes);
-  } finally {
-    snapshot.close();
-  }
+  (await buildSnapshotSqlite(file, storePath, contents)).close();
 }

@@ -67,12 +67,7 @@ async function write(run: number, target = file, from?: number): Promise<RunSumm
 async function update(base: string, target: string, run: number, from: number): Promise<void> {
   copyFileSync(base, target);
   const contents = runContents(store, 'north', getRun(store, run) as RunSummary, from);
-  const snapshot = await updateSnapshotSqlite(target, store.path, contents, contents.changes);
-  try {
-    await snapshot.addChanges(contents.changes);
-  } finally {
-    snapshot.close();
-  }
+  (await updateSnapshotSqlite(target, store.path, contents)).close();
 }
 
 /** Every table's rows with each value's SQLite type, in key order; `meta` without its time of writing. */
