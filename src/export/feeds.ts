@@ -25,6 +25,7 @@ import { type RunContents, runContents } from './run-contents.js';
 import {
   buildSnapshotSqlite,
   isSnapshotOf,
+  reuseSnapshotSqlite,
   type SnapshotSqlite,
   updateSnapshotSqlite,
 } from './snapshot-sqlite.js';
@@ -126,9 +127,9 @@ interface FeedsTarget {
 
 /**
  * Writes the three feeds into `target.dir`. When the published feeds are those of the run the changes
- * count from, the snapshot starts as a copy of theirs with the changes applied, and with no changes
- * the inventory CSV is theirs too (linked); otherwise both are built from the store. Returns whether
- * the published feeds were the start.
+ * count from, the snapshot's unchanged items are copied from theirs, and with no changes at all the
+ * snapshot is a copy of theirs and the inventory CSV theirs (linked); otherwise both are built from
+ * the store. Returns whether the published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
@@ -151,17 +152,20 @@ async function fillFeedsDir(
     fewChanges(contents);
   if (!fromPublished) {
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
-    return false;
+  } else if (!isEmpty(contents.changes)) {
+    await writeFeedFiles(contents, target, () =>
+      updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents),
+    );
+  } else {
+    const reuse = async () => {
+      await copyFile(old(SNAPSHOT), snapshot);
+      return reuseSnapshotSqlite(snapshot, target.store, contents);
+    };
+    await writeFeedFiles(contents, target, reuse, () =>
+      reuseFile(target.paths, old(inventory), path.join(target.dir, inventory)),
+    );
   }
-  const update = async () => {
-    await copyFile(old(SNAPSHOT), snapshot);
-    return updateSnapshotSqlite(snapshot, target.store, contents);
-  };
-  // With no changes the items are those of the published inventory CSV.
-  await writeFeedFiles(contents, target, update, () =>
-    reuseFile(target.paths, old(inventory), path.join(target.dir, inventory)),
-  );
-  return true;
+  return fromPublished;
 }
 
 /**
@@ -175,8 +179,8 @@ function fewChanges(contents: RunContents): boolean {
 }
 
 /**
- * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (or, when it
- * records no changes, `sameInventory`'s), and the changes CSV.
+ * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (unless
+ * `sameInventory` provides it), and the changes CSV.
  */
 async function writeFeedFiles(
   contents: RunContents,
@@ -192,10 +196,9 @@ async function writeFeedFiles(
   await inFeed(target.paths, SNAPSHOT, async () => {
     const snapshot = await open();
     try {
-      const { db, items, changes } = snapshot;
-      await (changes === 0 && sameInventory
-        ? sameInventory()
-        : feed('inventory.csv', (out) => writeInventoryCsv(db, items, contents.run.run, out)));
+      const { db, items } = snapshot;
+      await (sameInventory?.() ??
+        feed('inventory.csv', (out) => writeInventoryCsv(db, items, contents.run.run, out)));
       point();
       await feed('changes.csv', (out) => writeChangesCsv(contents.changes, out));
       point();
@@ -239,6 +242,12 @@ async function reuseFile(paths: ShopPaths, from: string, to: string): Promise<vo
       await fsyncPath(to);
     }
   });
+}
+
+function isEmpty<T>(list: Iterable<T>): boolean {
+  // Leaving the loop closes the iterator and with it the statement behind it.
+  for (const _ of list) return false;
+  return true;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -63,3 +63,25 @@ export async function inBatches<Row>(
     iterator.return?.();
   }
 }
+
+/** The condition that `key` is in the range `(@after, @last]`, or up to `@last` in the first range. */
+export function inRange(key: string, bounded: boolean): string {
+  return `${bounded ? `${key} > @after AND ` : ''}${key} <= @last`;
+}
+
+/**
+ * Runs `step(after, last)` for consecutive ranges of SLICE keys, each in a transaction, yielding
+ * between them: `keys(bounded)` selects them as column `key`, after `@after` when bounded.
+ */
+export async function inKeyRanges(
+  db: Database.Database,
+  keys: (bounded: boolean) => string,
+  step: (after: string | null, last: string) => void,
+): Promise<void> {
+  const end = keyed(db, (bounded) => `SELECT max(key) FROM (${keys(bounded)} ORDER BY key LIMIT ${SLICE})`);
+  await inSlices(db, (after) => {
+    const last = end(after).pluck().get({ after }) as string | null;
+    if (last !== null) step(after, last);
+    return last;
+  });
+}

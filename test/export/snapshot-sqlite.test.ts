@@ -1,4 +1,4 @@
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -8,6 +8,7 @@ import type { Item } from '../../src/domain/item.js';
 import { runContents } from '../../src/export/run-contents.js';
 import {
   isSnapshotOf,
+  reuseSnapshotSqlite,
   SNAPSHOT_SCHEMA_VERSION,
   updateSnapshotSqlite,
   writeSnapshotSqlite,
@@ -63,11 +64,10 @@ async function write(run: number, target = file, from?: number): Promise<RunSumm
   return summary;
 }
 
-/** Turns a copy of snapshot file `base` (of run `from`) into `target`, the snapshot of `run`. */
+/** Writes `target`, the snapshot of `run`, from snapshot file `base` of run `from`. */
 async function update(base: string, target: string, run: number, from: number): Promise<void> {
-  copyFileSync(base, target);
   const contents = runContents(store, 'north', getRun(store, run) as RunSummary, from);
-  (await updateSnapshotSqlite(target, store.path, contents)).close();
+  (await updateSnapshotSqlite(target, store.path, base, contents)).close();
 }
 
 /** Every table's rows with each value's SQLite type, in key order; `meta` without its time of writing. */
@@ -225,6 +225,37 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
     db.exec('ALTER TABLE items ADD COLUMN extra TEXT');
     db.close();
     expect(isSnapshotOf(file, first)).toBe(false);
+  });
+
+  it('reused for a later run with the same items, only has its description rewritten', async () => {
+    const first = await firstRun();
+    await write(first);
+    const second = await commitItems(store, [[makeItem('x')]]);
+    copyFileSync(file, path.join(temp.dir, 'copy.sqlite'));
+    const copy = path.join(temp.dir, 'copy.sqlite');
+    const contents = runContents(store, 'north', getRun(store, second) as RunSummary, first);
+    (await reuseSnapshotSqlite(copy, store.path, contents)).close();
+    expect(querySqlite(copy, 'SELECT run, previous_run FROM meta')).toEqual([
+      { run: second, previous_run: first },
+    ]);
+    expect(querySqlite(copy, 'SELECT run, items FROM run')).toEqual([{ run: second, items: 1 }]);
+    expect(contentsOf(copy).items).toEqual(contentsOf(file).items);
+  });
+
+  it('updated for a later run, is as compact as a built one', async () => {
+    const ids = Array.from({ length: 3000 }, (_, n) => `item-${String(n).padStart(5, '0')}`);
+    const first = await commitItems(store, [ids.map((id) => makeItem(id))]);
+    const changed = ids
+      .filter((_, n) => n % 25 !== 1)
+      .map((id, n) => makeItem(id, { quantity: n % 20 === 0 ? 7 : 1 }));
+    const second = await commitItems(store, [[...changed, makeItem('item-01000a'), makeItem('new')]]);
+    const base = path.join(temp.dir, 'base.sqlite');
+    await write(first, base);
+    const updated = path.join(temp.dir, 'updated.sqlite');
+    await update(base, updated, second, first);
+    await write(second, file, first);
+    expect(contentsOf(updated)).toEqual(contentsOf(file));
+    expect(statSync(updated).size).toBeLessThanOrEqual(statSync(file).size + 2 * 16384);
   });
 
   it('updated from the previous snapshot with the changes, holds exactly what a full build holds', async () => {
