@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import type { Change } from '../domain/change.js';
 import type { SnapshotColumn } from '../domain/item-fields.js';
 import {
   CHANGE_TABLE_COLUMNS,
@@ -63,9 +62,6 @@ const SCHEMA = `
     PRIMARY KEY (id)
   ) WITHOUT ROWID;
 `;
-
-/** The run's description without its change list. */
-export type SnapshotHeader = Omit<RunContents, 'changes'>;
 
 /**
  * A complete `snapshot.sqlite`, still open. No secondary index: `items` is keyed by id, and a
@@ -236,7 +232,6 @@ const values = (columns: readonly ItemTableColumn[]) =>
  * the items in id order, so the first slice that holds a shop decides.
  */
 async function fillShops(db: Database.Database, run: number): Promise<void> {
-  db.exec('DELETE FROM shops');
   const add = keyed(
     db,
     (bounded) =>
@@ -291,7 +286,7 @@ const EXPECTED_TABLES = (() => {
   }
 })();
 
-function writeHeader(db: Database.Database, header: SnapshotHeader): void {
+function writeHeader(db: Database.Database, header: RunContents): void {
   db.prepare(
     `INSERT INTO meta (shop, run, previous_run, generated_at, schema_version)
      VALUES (?, ?, ?, ?, ?)`,
