@@ -110,7 +110,7 @@ export async function updateSnapshotSqlite(
   return withSnapshot(file, storePath, async (db) => {
     await create(db, contents);
     const run = contents.run.run;
-    db.prepare('ATTACH DATABASE ? AS published').run(published);
+    attach(db, published, 'published');
     await copyItems(
       db,
       (bounded) =>
@@ -193,7 +193,8 @@ async function withSnapshot(
   try {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.prepare('ATTACH DATABASE ? AS store').run(storePath);
+    attach(db, storePath, 'store');
+    db.pragma(`cache_size = ${CACHE_SIZE}`);
     registerJsConversions(db);
     await fill(db);
     return { items: SNAPSHOT_ITEMS, db, close: () => db.close() };
@@ -201,6 +202,18 @@ async function withSnapshot(
     db.close();
     throw error;
   }
+}
+
+/**
+ * Pages each file keeps in memory (in KiB, as SQLite takes a negative size): reading in order and
+ * appending need few, and every megabyte more is resident while the sync's own memory is.
+ */
+const CACHE_SIZE = -2048;
+
+/** Attaches the database `file` as `schema`: the feeds only ever read it through this connection. */
+function attach(db: Database.Database, file: string, schema: string): void {
+  db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+  db.pragma(`${schema}.cache_size = ${CACHE_SIZE}`);
 }
 
 /** The run's items in the store, attached to the snapshot's connection. */
