@@ -47,8 +47,6 @@ export interface FeedOptions {
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;
 
 const SNAPSHOT = 'snapshot.sqlite';
-/** How many items' copying one applied change costs, about (see `fewChanges`). */
-const CHANGE_COST = 4;
 /** Every name a feed file has had, for cleaning up directories of earlier versions. */
 const FEED_NAMES = ['inventory.csv', 'changes.csv', 'inventory.csv.gz', 'changes.csv.gz', SNAPSHOT];
 
@@ -126,9 +124,9 @@ interface FeedsTarget {
 }
 
 /**
- * Writes the three feeds into `target.dir`. When the published feeds are those of the run the changes
- * count from, the snapshot's unchanged items are copied from theirs, and with no changes at all the
- * snapshot is a copy of theirs and the inventory CSV theirs (linked); otherwise both are built from
+ * Writes the three feeds into `target.dir`. When the published snapshot is that of the run the
+ * changes count from, the new one's unchanged items are copied from it; with no changes at all it
+ * is a copy of it, and the published inventory CSV is shared. Otherwise the snapshot is built from
  * the store. Returns whether the published feeds were the start.
  */
 async function fillFeedsDir(
@@ -137,7 +135,6 @@ async function fillFeedsDir(
   current: FeedsPath,
   published: number | null,
 ): Promise<boolean> {
-  const inventory = target.options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
   const old = (name: string) => path.join(target.paths.feedsDir, name);
   const snapshot = path.join(target.dir, SNAPSHOT);
   // The published directory may hold a later run than the record says (a crash between the switch
@@ -146,36 +143,27 @@ async function fillFeedsDir(
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
-    (await exists(old(inventory))) &&
     (await exists(old(SNAPSHOT))) &&
-    isSnapshotOf(old(SNAPSHOT), published) &&
-    fewChanges(contents);
+    isSnapshotOf(old(SNAPSHOT), published);
   if (!fromPublished) {
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
-  } else if (!isEmpty(contents.changes)) {
-    await writeFeedFiles(contents, target, () =>
-      updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents),
-    );
-  } else {
-    const reuse = async () => {
-      await copyFile(old(SNAPSHOT), snapshot);
-      return reuseSnapshotSqlite(snapshot, target.store, contents);
-    };
-    await writeFeedFiles(contents, target, reuse, () =>
-      reuseFile(target.paths, old(inventory), path.join(target.dir, inventory)),
-    );
+    return false;
   }
-  return fromPublished;
-}
-
-/**
- * Whether applying the changes to a copy of the published snapshot costs less than building it
- * afresh: one change costs about what copying CHANGE_COST items does. The run's counts are its
- * changes since the previous complete run, which the published feeds normally reflect.
- */
-function fewChanges(contents: RunContents): boolean {
-  const { items, added, updated, removed } = contents.run;
-  return (added + updated + removed) * CHANGE_COST <= items;
+  if (!isEmpty(contents.changes)) {
+    const update = () => updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents);
+    await writeFeedFiles(contents, target, update);
+    return true;
+  }
+  const reuse = async () => {
+    await copyFile(old(SNAPSHOT), snapshot);
+    return reuseSnapshotSqlite(snapshot, target.store, contents);
+  };
+  const inventory = target.options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
+  const sameInventory = (await exists(old(inventory)))
+    ? () => reuseFile(target.paths, old(inventory), path.join(target.dir, inventory))
+    : undefined;
+  await writeFeedFiles(contents, target, reuse, sameInventory);
+  return true;
 }
 
 /**
