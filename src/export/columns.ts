@@ -1,5 +1,4 @@
 import type { Change } from '../domain/change.js';
-import type { Item } from '../domain/item.js';
 import { ITEM_FIELDS, type ItemField, itemField, type SqlValue } from '../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
@@ -23,18 +22,14 @@ export interface TableColumn<Row> {
   readonly value: (row: Row) => SqlValue;
 }
 
+/** An item field that has an `inventory.csv` column, with that column. */
+export type InventoryField = ItemField & { readonly csv: NonNullable<ItemField['csv']> };
+
 /** `inventory.csv`: the item fields that have a CSV column, in the contract's order. */
-export const INVENTORY_COLUMNS: readonly CsvColumn<Item>[] = Object.freeze(
-  ITEM_FIELDS.flatMap((field) => (field.csv ? [{ field, csv: field.csv }] : []))
-    .sort((a, b) => a.csv.position - b.csv.position)
-    .map(({ field, csv }) => ({
-      name: csv.column,
-      text: csv.text,
-      value: (item: Item): CellValue => {
-        const value = item[field.name];
-        return Array.isArray(value) ? value.join(' ') : (value as CellValue);
-      },
-    })),
+export const INVENTORY_FIELDS: readonly InventoryField[] = Object.freeze(
+  ITEM_FIELDS.filter((field): field is InventoryField => field.csv !== undefined).sort(
+    (a, b) => a.csv.position - b.csv.position,
+  ),
 );
 
 /** The item fields whose values `changes.csv` shows before and after, in the contract's order. */
@@ -90,10 +85,22 @@ export const CHANGE_TABLE_COLUMNS: readonly TableColumn<Change>[] = Object.freez
   CHANGE_COLUMNS.flatMap((c) => c.snapshot),
 );
 
-const tableColumns = (fields: readonly ItemField[]): readonly TableColumn<Item>[] =>
+/**
+ * One column of `snapshot.sqlite`'s `items` or `shops` table and the item field that fills it. SQLite
+ * copies these from the store itself (snapshot-sqlite.ts), so the field's `snapshot` entry says what
+ * each column holds rather than a function computing it.
+ */
+export interface ItemTableColumn {
+  readonly column: string;
+  readonly sqlType: 'TEXT' | 'INTEGER' | 'REAL';
+  readonly notNull: boolean;
+  readonly field: ItemField;
+}
+
+const tableColumns = (fields: readonly ItemField[]): readonly ItemTableColumn[] =>
   Object.freeze(
     fields.flatMap((field) =>
-      field.snapshot.map((s) => ({ ...s, value: (item: Item) => s.value(item[field.name]) })),
+      field.snapshot.map((s) => ({ column: s.column, sqlType: s.sqlType, notNull: s.notNull, field })),
     ),
   );
 

@@ -4,7 +4,7 @@ import { openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/runs.js';
 import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
-import { writeInventoryCsv } from './inventory-csv.js';
+import { storeItems, writeInventoryCsv } from './inventory-csv.js';
 import { runContents } from './run-contents.js';
 import { writeSnapshotSqlite } from './snapshot-sqlite.js';
 import { writeToStdout } from './stdout.js';
@@ -37,14 +37,16 @@ export async function exportRun(request: ExportRequest): Promise<number> {
   const store = openStore(paths.store);
   try {
     const contents = runContents(store, shop, completeRun(store, shop, request.run));
+    const run = contents.run.run;
+    const csv = (stream: NodeJS.WritableStream) => writeInventoryCsv(store.db, storeItems(), run, stream);
     if (format === 'sqlite' && out !== undefined) {
-      await commitFiles([await prepareFile(out, (temp) => writeSnapshotSqlite(temp, contents))]);
+      await commitFiles([await prepareFile(out, (temp) => writeSnapshotSqlite(temp, store.path, contents))]);
     } else if (out !== undefined) {
-      await writeFileAtomic(out, (stream) => writeInventoryCsv(contents.items, stream));
+      await writeFileAtomic(out, csv);
     } else {
-      await writeToStdout(() => writeInventoryCsv(contents.items, request.stdout));
+      await writeToStdout(() => csv(request.stdout));
     }
-    return contents.run.run;
+    return run;
   } finally {
     store.close();
   }

@@ -23,11 +23,11 @@ import { writeInventoryCsv } from './inventory-csv.js';
 import { openReader } from './reader.js';
 import { type RunContents, runContents } from './run-contents.js';
 import {
-  createSnapshotSqlite,
-  isReusableSnapshot,
-  rewriteSnapshotHeader,
-  snapshotRun,
-  writeSnapshotSqlite,
+  buildSnapshotSqlite,
+  isSnapshotOf,
+  reuseSnapshotSqlite,
+  type SnapshotSqlite,
+  updateSnapshotSqlite,
 } from './snapshot-sqlite.js';
 
 /** Where publishing the feeds has got to; the fault suite kills the process at each. */
@@ -83,7 +83,8 @@ export async function writeFeeds(
   try {
     reader = openReader(store);
     contents = runContents(reader, shop, summary, changesFrom(reader, run, published));
-    reused = await fillFeedsDir(contents, paths, current, dir, published, options);
+    const target = { paths, dir, store: store.path, options };
+    reused = await fillFeedsDir(contents, target, current, published);
     await fsyncPath(dir);
     await switchFeeds(paths, current, dir);
   } catch (error) {
@@ -114,94 +115,93 @@ function changesFrom(store: Store, run: number, published: number | null): numbe
   return previousCompleteRun(store, run);
 }
 
+/** Where the new feeds are written, from which store, and how. */
+interface FeedsTarget {
+  readonly paths: ShopPaths;
+  readonly dir: string;
+  readonly store: string;
+  readonly options: FeedOptions;
+}
+
 /**
- * Writes the three feeds into `dir`. When nothing changed since the published feeds, their content
- * is reused (the CSV linked, the snapshot copied with its header rewritten) instead of re-streaming
- * the shop. Returns whether it was.
+ * Writes the three feeds into `target.dir`. When the published snapshot is that of the run the
+ * changes count from, the new one's unchanged items are copied from it; with no changes at all it
+ * is a copy of it, and the published inventory CSV is shared. Otherwise the snapshot is built from
+ * the store. Returns whether the published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
-  paths: ShopPaths,
+  target: FeedsTarget,
   current: FeedsPath,
-  dir: string,
   published: number | null,
-  options: FeedOptions,
 ): Promise<boolean> {
-  const inventory = options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
-  const changes = options.gzip ? 'changes.csv.gz' : 'changes.csv';
-  const feed = (name: string, write: StreamWriter) =>
-    writeFeedFile(paths, dir, name, options.gzip && name.endsWith('.gz') ? gzipped(write) : write);
-  const point = () => options.onPoint?.('feed-prepared');
-  const old = (name: string) => path.join(paths.feedsDir, name);
+  const old = (name: string) => path.join(target.paths.feedsDir, name);
+  const snapshot = path.join(target.dir, SNAPSHOT);
   // The published directory may hold a later run than the record says (a crash between the switch
   // and the record): its own snapshot's `meta.run` says which run its files are.
-  const reusable =
+  const fromPublished =
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
-    (await exists(old(inventory))) &&
     (await exists(old(SNAPSHOT))) &&
-    snapshotRun(old(SNAPSHOT)) === published &&
-    isEmpty(contents.changes);
-  if (!reusable) {
-    await buildFeeds(contents, feed, inventory, changes, point, path.join(dir, SNAPSHOT), paths);
+    isSnapshotOf(old(SNAPSHOT), published);
+  if (!fromPublished) {
+    await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
   }
-  await reuseFile(paths, old(inventory), path.join(dir, inventory));
-  point();
-  await feed(changes, (out) => writeChangesCsv(contents.changes, out));
-  point();
-  await inFeed(paths, SNAPSHOT, async () => {
-    const target = path.join(dir, SNAPSHOT);
-    if (isReusableSnapshot(old(SNAPSHOT), published)) {
-      await copyFile(old(SNAPSHOT), target);
-      rewriteSnapshotHeader(target, contents);
-    } else {
-      await writeSnapshotSqlite(target, contents);
-    }
-    await fsyncPath(target);
-  });
-  point();
+  if (!isEmpty(contents.changes)) {
+    const update = () => updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents);
+    await writeFeedFiles(contents, target, update);
+    return true;
+  }
+  const reuse = async () => {
+    await copyFile(old(SNAPSHOT), snapshot);
+    return reuseSnapshotSqlite(snapshot, target.store, contents);
+  };
+  const inventory = target.options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
+  const sameInventory = (await exists(old(inventory)))
+    ? () => reuseFile(target.paths, old(inventory), path.join(target.dir, inventory))
+    : undefined;
+  await writeFeedFiles(contents, target, reuse, sameInventory);
   return true;
 }
 
-/** The three feeds from the store; the snapshot file is filled while the inventory CSV is written. */
-async function buildFeeds(
+/**
+ * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (unless
+ * `sameInventory` provides it), and the changes CSV.
+ */
+async function writeFeedFiles(
   contents: RunContents,
-  feed: (name: string, write: StreamWriter) => Promise<void>,
-  inventory: string,
-  changes: string,
-  point: () => void,
-  snapshotFile: string,
-  paths: ShopPaths,
+  target: FeedsTarget,
+  open: () => Promise<SnapshotSqlite>,
+  sameInventory?: () => Promise<void>,
 ): Promise<void> {
-  await inFeed(paths, SNAPSHOT, async () => {
-    const snapshot = createSnapshotSqlite(snapshotFile, contents);
+  const { gzip, onPoint } = target.options;
+  const feed = (name: string, write: StreamWriter) =>
+    writeFeedFile(target, gzip ? `${name}.gz` : name, gzip ? gzipped(write) : write);
+  const point = () => onPoint?.('feed-prepared');
+  const file = path.join(target.dir, SNAPSHOT);
+  await inFeed(target.paths, SNAPSHOT, async () => {
+    const snapshot = await open();
     try {
-      const items = copied(contents.items, snapshot.addItem);
-      await feed(inventory, (out) => writeInventoryCsv(items, out));
+      const { db, items } = snapshot;
+      await (sameInventory?.() ??
+        feed('inventory.csv', (out) => writeInventoryCsv(db, items, contents.run.run, out)));
       point();
-      await feed(changes, (out) => writeChangesCsv(contents.changes, out));
+      await feed('changes.csv', (out) => writeChangesCsv(contents.changes, out));
       point();
-      await snapshot.addChanges(contents.changes);
-      snapshot.finish();
     } finally {
       snapshot.close();
     }
-    await fsyncPath(snapshotFile);
+    await fsyncPath(file);
   });
   point();
 }
 
 /** Streams one feed file into the new directory and flushes it. */
-async function writeFeedFile(
-  paths: ShopPaths,
-  dir: string,
-  name: string,
-  write: StreamWriter,
-): Promise<void> {
-  await inFeed(paths, name, async () => {
-    const file = path.join(dir, name);
+async function writeFeedFile(target: FeedsTarget, name: string, write: StreamWriter): Promise<void> {
+  await inFeed(target.paths, name, async () => {
+    const file = path.join(target.dir, name);
     await streamInto(file, write);
     await fsyncPath(file);
   });
@@ -244,14 +244,6 @@ async function exists(file: string): Promise<boolean> {
     throw error;
   });
   return found?.isFile() ?? false;
-}
-
-/** `items`, handing each to `copy` as it passes. */
-function* copied<T>(items: Iterable<T>, copy: (item: T) => void): IterableIterator<T> {
-  for (const item of items) {
-    copy(item);
-    yield item;
-  }
 }
 
 function gzipped(write: StreamWriter): StreamWriter {

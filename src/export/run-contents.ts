@@ -1,11 +1,9 @@
 import { diffRuns } from '../diff.js';
 import type { Change } from '../domain/change.js';
-import type { Item } from '../domain/item.js';
 import type { Store } from '../store/open.js';
 import { previousCompleteRun, type RunSummary } from '../store/runs.js';
-import { snapshotItems } from '../store/snapshot.js';
 
-/** What the feeds of one complete run hold; the item and change lists stream from the store. */
+/** What the feeds of one complete run hold beside its items (which SQLite reads itself). */
 export interface RunContents {
   readonly shop: string;
   readonly run: RunSummary;
@@ -14,13 +12,12 @@ export interface RunContents {
    * run the previously published feeds reflect. Null for a shop's first run (no changes).
    */
   readonly previousRun: number | null;
-  readonly items: Iterable<Item>;
   readonly changes: Iterable<Change>;
 }
 
 /**
- * Lists that open their SQLite statement only when iterated: a statement that is open keeps the
- * connection busy, so each list must start when it is read, not when it is described.
+ * The change list opens its SQLite statement only when iterated: a statement that is open keeps the
+ * connection busy, so it must start when it is read, not when it is described.
  */
 export function runContents(
   store: Store,
@@ -32,7 +29,6 @@ export function runContents(
     shop,
     run,
     previousRun,
-    items: { [Symbol.iterator]: () => snapshotItems(store, run.run) },
     changes: {
       [Symbol.iterator]: () =>
         previousRun === null ? [][Symbol.iterator]() : diffRuns(store, previousRun, run.run),

@@ -1,22 +1,30 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Change } from '../domain/change.js';
-import type { Item } from '../domain/item.js';
-import type { SqlValue } from '../domain/item-fields.js';
-import { CHANGE_TABLE_COLUMNS, ITEM_TABLE_COLUMNS, SHOP_TABLE_COLUMNS, type TableColumn } from './columns.js';
+import type { SnapshotColumn } from '../domain/item-fields.js';
+import {
+  CHANGE_TABLE_COLUMNS,
+  ITEM_TABLE_COLUMNS,
+  type ItemTableColumn,
+  SHOP_TABLE_COLUMNS,
+} from './columns.js';
+import { type ItemSource, storeItems } from './inventory-csv.js';
 import type { RunContents } from './run-contents.js';
+import { inBatches, inKeyRanges, inRange, inSlices, keyed, SLICE } from './slices.js';
+import { decimalRealSql, registerJsConversions } from './sql-values.js';
 
 /**
  * `snapshot.sqlite`: one complete run, self-contained, for consumers that would rather query than
  * parse CSV. Prices are REAL so that comparisons and ordering work, with the exact decimal beside
  * them as `*_text`; booleans are 0/1; lists are JSON arrays. Item JSON as received (`raw`) stays in
  * the store: consumers get the normalised values only. The README documents every table.
+ *
+ * SQLite fills `items` and `shops` itself from the store, ATTACHed to the snapshot's connection (only
+ * ever read through it), in slices by id with a turn of the event loop between them.
  */
 
 /** Bumped whenever a table changes shape; a consumer can check `meta.schema_version`. */
 export const SNAPSHOT_SCHEMA_VERSION = 2;
 
-const columnsSql = <Row>(columns: readonly TableColumn<Row>[]) =>
+const columnsSql = (columns: readonly { column: string; sqlType: string; notNull: boolean }[]) =>
   columns.map((c) => `${c.column} ${c.sqlType}${c.notNull ? ' NOT NULL' : ''}`).join(',\n    ');
 
 const SCHEMA = `
@@ -55,83 +63,206 @@ const SCHEMA = `
   ) WITHOUT ROWID;
 `;
 
-/** Rows per transaction: large enough to be fast, small enough to let other work run in between. */
-const BATCH = 5_000;
-
-/** The run's description without its item and change lists. */
-export type SnapshotHeader = Omit<RunContents, 'items' | 'changes'>;
-
-/** A `snapshot.sqlite` being filled: items one by one (so they can be copied while read for another feed). */
+/**
+ * A complete `snapshot.sqlite`, still open. No secondary index: `items` is keyed by id, and a
+ * consumer who queries another column often adds the index it needs to its copy.
+ */
 export interface SnapshotSqlite {
-  addItem(item: Item): void;
-  addChanges(changes: Iterable<Change>): Promise<void>;
-  /**
-   * Commits what is pending; the file is then complete. No secondary index: `items` is keyed by id,
-   * and a consumer who queries another column often adds the index it needs to its copy.
-   */
-  finish(): void;
+  /** Its items, for `writeInventoryCsv` on `db`. */
+  readonly items: ItemSource;
+  readonly db: Database.Database;
   close(): void;
 }
 
-/** Creates `file` (which must not exist yet) with the run's description and empty item and change tables. */
-export function createSnapshotSqlite(file: string, header: SnapshotHeader): SnapshotSqlite {
+/** Creates `file` (which must not exist yet) of the run: its items read from the store at `storePath`, its changes. */
+export async function buildSnapshotSqlite(
+  file: string,
+  storePath: string,
+  contents: RunContents,
+): Promise<SnapshotSqlite> {
+  return withSnapshot(file, storePath, async (db) => {
+    await create(db, contents);
+    await copyItems(
+      db,
+      (bounded) =>
+        `INSERT INTO items (${names(ITEM_TABLE_COLUMNS)}) SELECT ${values(ITEM_TABLE_COLUMNS)}
+           FROM ${STORE.from} WHERE ${STORE.where}${bounded ? ' AND v.id > @after' : ''}
+          ORDER BY v.id LIMIT ${SLICE}`,
+      contents.run.run,
+    );
+    await fillShops(db, contents.run.run);
+  });
+}
+
+/**
+ * Creates `file` (which must not exist yet) of the run from `published`, the snapshot file of the
+ * complete run `contents.previousRun` (one that `isSnapshotOf` accepts): the items that did
+ * not change are copied from it, the others read from the store. The changes are every difference
+ * between the two runs, so these are exactly the items of a build from the store; and written
+ * afresh rather than changed in place, the file is as compact as one.
+ */
+export async function updateSnapshotSqlite(
+  file: string,
+  storePath: string,
+  published: string,
+  contents: RunContents,
+): Promise<SnapshotSqlite> {
+  return withSnapshot(file, storePath, async (db) => {
+    await create(db, contents);
+    const run = contents.run.run;
+    attach(db, published, 'published');
+    await copyItems(
+      db,
+      (bounded) =>
+        `INSERT INTO items (${names(ITEM_TABLE_COLUMNS)}) SELECT ${names(ITEM_TABLE_COLUMNS)}
+           FROM published.items WHERE ${bounded ? 'id > @after AND ' : ''}id NOT IN (SELECT id FROM changes)
+          ORDER BY id LIMIT ${SLICE}`,
+      run,
+    );
+    db.exec('DETACH DATABASE published');
+    const changed = (bounded: boolean) =>
+      `SELECT id AS key FROM changes WHERE change <> 'removed'${bounded ? ' AND id > @after' : ''}`;
+    const copyChanged = keyed(
+      db,
+      (bounded) =>
+        `INSERT INTO items (${names(ITEM_TABLE_COLUMNS)}) SELECT ${values(ITEM_TABLE_COLUMNS)}
+           FROM ${STORE.from} WHERE v.id IN (${changed(false)} AND ${inRange('id', bounded)}) AND ${STORE.where}`,
+    );
+    await inKeyRanges(db, changed, (after, last) => copyChanged(after).run({ after, last, run }));
+    await fillShops(db, run);
+  });
+}
+
+/**
+ * Turns `file`, a copy of the snapshot file of the complete run `contents.previousRun`, into the
+ * snapshot of the run when nothing changed between the two: only its description differs.
+ */
+export function reuseSnapshotSqlite(
+  file: string,
+  storePath: string,
+  contents: RunContents,
+): Promise<SnapshotSqlite> {
+  return withSnapshot(file, storePath, async (db) => {
+    db.transaction(() => {
+      db.exec('DELETE FROM meta; DELETE FROM run; DELETE FROM changes;');
+      writeHeader(db, contents);
+    })();
+  });
+}
+
+/** Gives the new file its tables, the run's description and its changes. */
+async function create(db: Database.Database, contents: RunContents): Promise<void> {
+  // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
+  db.pragma('page_size = 16384');
+  db.exec(SCHEMA);
+  writeHeader(db, contents);
+  const insert = db.prepare(
+    `INSERT INTO changes (${names(CHANGE_TABLE_COLUMNS)}) VALUES (${CHANGE_TABLE_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  await inBatches(db, contents.changes, (change) =>
+    insert.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change))),
+  );
+}
+
+/**
+ * Copies items in slices: `insert(bounded)` inserts the next SLICE of them after id `@after` (of run
+ * `@run`), in id order, so that the largest id so far is the last one copied.
+ */
+async function copyItems(
+  db: Database.Database,
+  insert: (bounded: boolean) => string,
+  run: number,
+): Promise<void> {
+  const copy = keyed(db, insert);
+  const last = db.prepare('SELECT max(id) FROM items').pluck();
+  await inSlices(db, (after) =>
+    copy(after).run({ run, after }).changes === 0 ? null : (last.get() as string),
+  );
+}
+
+/**
+ * Opens `file` with the store attached and lets `fill` write it. The file is a temporary one until
+ * it is complete: no journal, no syncs.
+ */
+async function withSnapshot(
+  file: string,
+  storePath: string,
+  fill: (db: Database.Database) => Promise<void>,
+): Promise<SnapshotSqlite> {
   const db = new Database(file);
   try {
-    // The file is a temporary one until it is complete; a crash leaves only a file to delete.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
-    db.pragma('page_size = 16384');
-    db.exec(SCHEMA);
-    writeHeader(db, header);
+    attach(db, storePath, 'store');
+    db.pragma(`cache_size = ${CACHE_SIZE}`);
+    registerJsConversions(db);
+    await fill(db);
+    return { items: SNAPSHOT_ITEMS, db, close: () => db.close() };
   } catch (error) {
     db.close();
     throw error;
   }
-  const batch = batched(db);
-  const insertItem = db.prepare(insertSql('items', ITEM_TABLE_COLUMNS));
-  const insertChange = db.prepare(insertSql('changes', CHANGE_TABLE_COLUMNS));
-  const insertShop = db.prepare(`${insertSql('shops', SHOP_TABLE_COLUMNS)} ON CONFLICT (shop_id) DO NOTHING`);
-  let lastShop: string | null = null;
-  return {
-    addItem: (item) => {
-      // Items come by id, usually all of one shop: one row per shop, its details as its first item has them.
-      if (item.shop_id !== lastShop) insertShop.run(rowOf(SHOP_TABLE_COLUMNS, item));
-      lastShop = item.shop_id;
-      return batch.run(insertItem, rowOf(ITEM_TABLE_COLUMNS, item));
-    },
-    addChanges: async (list) => {
-      for (const change of list) {
-        if (batch.run(insertChange, rowOf(CHANGE_TABLE_COLUMNS, change))) await nextTurn();
-      }
-    },
-    finish: () => batch.flush(),
-    close: () => db.close(),
-  };
-}
-
-/** Writes a whole snapshot file from `contents`, yielding to the event loop between batches. */
-export async function writeSnapshotSqlite(file: string, contents: RunContents): Promise<void> {
-  const snapshot = createSnapshotSqlite(file, contents);
-  try {
-    let count = 0;
-    for (const item of contents.items) {
-      snapshot.addItem(item);
-      count += 1;
-      if (count % BATCH === 0) await nextTurn();
-    }
-    await snapshot.addChanges(contents.changes);
-    snapshot.finish();
-  } finally {
-    snapshot.close();
-  }
 }
 
 /**
- * Whether the snapshot file `file` holds exactly `run`'s items and no changes, in this version's
- * tables: then a later run with the same items can copy it and only rewrite its header.
+ * Pages each file keeps in memory (in KiB, as SQLite takes a negative size): reading in order and
+ * appending need few, and every megabyte more is resident while the sync's own memory is.
  */
-export function isReusableSnapshot(file: string, run: number): boolean {
+const CACHE_SIZE = -2048;
+
+/** Attaches the database `file` as `schema`: the feeds only ever read it through this connection. */
+function attach(db: Database.Database, file: string, schema: string): void {
+  db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(file);
+  db.pragma(`${schema}.cache_size = ${CACHE_SIZE}`);
+}
+
+/** The run's items in the store, attached to the snapshot's connection. */
+const STORE = storeItems('store');
+
+/**
+ * The snapshot's own items: a field's value as the store represents it is in its column of the same
+ * representation (a decimal's `_text` one beside its REAL).
+ */
+const SNAPSHOT_ITEMS: ItemSource = {
+  from: 'items',
+  where: 'true',
+  column: (field) => (field.snapshot.find((s) => s.sqlType !== 'REAL') as SnapshotColumn).column,
+};
+
+const names = (columns: readonly { column: string }[]) => columns.map((c) => c.column).join(', ');
+
+/**
+ * What each column holds, from the store's value of its field: the store keeps values as the
+ * snapshot does (`storedValue`), except that a decimal's REAL column is computed from its text.
+ */
+const values = (columns: readonly ItemTableColumn[]) =>
+  columns
+    .map((c) => (c.sqlType === 'REAL' ? decimalRealSql(STORE.column(c.field)) : STORE.column(c.field)))
+    .join(', ');
+
+/**
+ * One row per shop of the items, with its details as its first item (by id) has them; filled from
+ * the items in id order, so the first slice that holds a shop decides.
+ */
+async function fillShops(db: Database.Database, run: number): Promise<void> {
+  const add = keyed(
+    db,
+    (bounded) =>
+      `INSERT INTO shops (${names(SHOP_TABLE_COLUMNS)}) SELECT ${values(SHOP_TABLE_COLUMNS)}
+         FROM ${STORE.from}
+        WHERE v.id IN (SELECT min(id) FROM items WHERE ${inRange('id', bounded)} GROUP BY shop_id)
+          AND ${STORE.where}
+       ON CONFLICT (shop_id) DO NOTHING`,
+  );
+  const ids = (bounded: boolean) => `SELECT id AS key FROM items${bounded ? ' WHERE id > @after' : ''}`;
+  await inKeyRanges(db, ids, (after, last) => add(after).run({ after, last, run }));
+}
+
+/**
+ * Whether the snapshot file `file` describes complete run `run` in this version's tables: then the
+ * snapshot of a later run can start from it (`updateSnapshotSqlite`, `reuseSnapshotSqlite`).
+ */
+export function isSnapshotOf(file: string, run: number): boolean {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const meta = db.prepare('SELECT run, schema_version FROM meta').get() as
@@ -139,8 +270,7 @@ export function isReusableSnapshot(file: string, run: number): boolean {
       | undefined;
     if (meta?.run !== run || meta.schema_version !== SNAPSHOT_SCHEMA_VERSION) return false;
     const tables = db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'");
-    if (tables.pluck().get() !== EXPECTED_TABLES) return false;
-    return db.prepare('SELECT count(*) FROM changes').pluck().get() === 0;
+    return tables.pluck().get() === EXPECTED_TABLES;
   } finally {
     db.close();
   }
@@ -169,21 +299,7 @@ const EXPECTED_TABLES = (() => {
   }
 })();
 
-/** Rewrites the header of a reused snapshot file (a copy) for the run it now describes. */
-export function rewriteSnapshotHeader(file: string, header: SnapshotHeader): void {
-  const db = new Database(file, { fileMustExist: true });
-  try {
-    db.pragma('journal_mode = OFF');
-    db.transaction(() => {
-      db.exec('DELETE FROM meta; DELETE FROM run;');
-      writeHeader(db, header);
-    })();
-  } finally {
-    db.close();
-  }
-}
-
-function writeHeader(db: Database.Database, header: SnapshotHeader): void {
+function writeHeader(db: Database.Database, header: RunContents): void {
   db.prepare(
     `INSERT INTO meta (shop, run, previous_run, generated_at, schema_version)
      VALUES (?, ?, ?, ?, ?)`,
@@ -206,32 +322,11 @@ function writeHeader(db: Database.Database, header: SnapshotHeader): void {
   });
 }
 
-/** Runs inserts in transactions of BATCH rows; `run` says when it has just committed one. */
-function batched(db: Database.Database): {
-  run(insert: Database.Statement, values: SqlValue[]): boolean;
-  flush(): void;
-} {
-  let pending = 0;
-  const flush = () => {
-    if (pending > 0) db.exec('COMMIT');
-    pending = 0;
-  };
-  return {
-    run: (insert, values) => {
-      if (pending === 0) db.exec('BEGIN');
-      insert.run(values);
-      pending += 1;
-      if (pending < BATCH) return false;
-      flush();
-      return true;
-    },
-    flush,
-  };
-}
-
-const insertSql = <Row>(table: string, columns: readonly TableColumn<Row>[]) =>
-  `INSERT INTO ${table} (${columns.map((c) => c.column).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
-
-function rowOf<Row>(columns: readonly TableColumn<Row>[], row: Row): SqlValue[] {
-  return columns.map((c) => c.value(row));
+/** Writes a whole snapshot file of `contents`, reading the store at `storePath`. */
+export async function writeSnapshotSqlite(
+  file: string,
+  storePath: string,
+  contents: RunContents,
+): Promise<void> {
+  (await buildSnapshotSqlite(file, storePath, contents)).close();
 }

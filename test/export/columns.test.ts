@@ -4,7 +4,7 @@ import type { Decimal } from '../../src/domain/decimal.js';
 import {
   CHANGE_TABLE_COLUMNS,
   CHANGES_COLUMNS,
-  INVENTORY_COLUMNS,
+  INVENTORY_FIELDS,
   ITEM_TABLE_COLUMNS,
   SHOP_TABLE_COLUMNS,
 } from '../../src/export/columns.js';
@@ -31,12 +31,12 @@ const cells = <Row>(columns: readonly { name: string; value: (row: Row) => unkno
 
 describe('the column lists derived from the item fields', () => {
   it('give inventory.csv and changes.csv the contract’s columns in its order', () => {
-    expect(INVENTORY_COLUMNS.map((c) => c.name).join(',')).toBe(INVENTORY_HEADER);
+    expect(INVENTORY_FIELDS.map((f) => f.csv.column).join(',')).toBe(INVENTORY_HEADER);
     expect(CHANGES_COLUMNS.map((c) => c.name).join(',')).toBe(CHANGES_HEADER);
   });
 
   it('guard text cells only: prices, quantities and flags are data', () => {
-    expect(INVENTORY_COLUMNS.filter((c) => !c.text).map((c) => c.name)).toEqual([
+    expect(INVENTORY_FIELDS.filter((f) => !f.csv.text).map((f) => f.csv.column)).toEqual([
       'price',
       'original_price',
       'quantity',
@@ -50,12 +50,7 @@ describe('the column lists derived from the item fields', () => {
     ]);
   });
 
-  it('fill the CSV cells of an item and a change', () => {
-    expect(cells(INVENTORY_COLUMNS, item)).toMatchObject({
-      price: '1200.50',
-      published: false,
-      photos: 'https://img.example/a.jpg https://img.example/b.jpg',
-    });
+  it('fill the CSV cells of a change', () => {
     expect(cells(CHANGES_COLUMNS, change)).toMatchObject({
       changed_fields: 'price|published',
       price_before: '10.5',
@@ -65,16 +60,17 @@ describe('the column lists derived from the item fields', () => {
     });
   });
 
-  it('give snapshot.sqlite numeric prices beside their text, 0/1 flags and JSON lists', () => {
-    const row = Object.fromEntries(ITEM_TABLE_COLUMNS.map((c) => [c.column, c.value(item)]));
-    expect(row).toMatchObject({
-      price: 1200.5,
-      price_text: '1200.50',
-      published: 0,
-      photos: '["https://img.example/a.jpg","https://img.example/b.jpg"]',
-      photos_id: '[7,8]',
+  it('give snapshot.sqlite numeric prices beside their text, and the shop’s details apart', () => {
+    const items = Object.fromEntries(ITEM_TABLE_COLUMNS.map((c) => [c.column, [c.sqlType, c.field.name]]));
+    expect(items).toMatchObject({
+      price: ['REAL', 'price'],
+      price_text: ['TEXT', 'price'],
+      original_price: ['REAL', 'original_price'],
+      published: ['INTEGER', 'published'],
+      photos: ['TEXT', 'photos'],
+      photos_id: ['TEXT', 'photos_id'],
     });
-    expect(Object.keys(row)).not.toContain('shop_name');
+    expect(Object.keys(items)).not.toContain('shop_name');
     expect(SHOP_TABLE_COLUMNS.map((c) => c.column)).toEqual([
       'shop_id',
       'shop_name',

@@ -1,7 +1,9 @@
 import { PassThrough, Writable } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CsvColumn } from '../../src/export/columns.js';
-import { writeCsv } from '../../src/export/csv.js';
+import { CELL_END, csvCell, csvRecords, RECORD_END, writeCsv } from '../../src/export/csv.js';
+import { csvStringifyRecord, trickyText } from './expected.js';
 
 interface Row {
   name: string;
@@ -56,5 +58,42 @@ describe('writeCsv', () => {
     });
     const rows = Array.from({ length: 10_000 }, (_, n) => ({ name: `row ${n}`, amount: n }));
     await expect(writeCsv(rows, COLUMNS, broken)).rejects.toThrow('ENOSPC');
+  });
+});
+
+describe('the CSV rules, held to the csv-stringify output they replace', () => {
+  it('csvCell writes every text and number cell as csv-stringify did', () => {
+    fc.assert(
+      fc.property(fc.array(fc.option(trickyText), { minLength: 1 }), fc.boolean(), (cells, text) => {
+        const record = `${cells.map((cell) => csvCell(cell, text)).join(',')}\n`;
+        expect(Buffer.from(record)).toEqual(Buffer.from(csvStringifyRecord(cells, text)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('csvRecords writes cells handed over as bytes as csvCell writes them, byte for byte', () => {
+    const record = fc.array(trickyText, { minLength: 1, maxLength: 5 });
+    fc.assert(
+      fc.property(
+        fc.array(record, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.boolean()),
+        (records, text) => {
+          const cells = records.map((cellsOf) =>
+            cellsOf.map((value, n) =>
+              Buffer.concat([
+                Buffer.from(value),
+                Buffer.from([n < cellsOf.length - 1 ? CELL_END : RECORD_END]),
+              ]),
+            ),
+          );
+          const expected = records.map(
+            (cellsOf) => `${cellsOf.map((value, n) => csvCell(value, text[n] === true)).join(',')}\n`,
+          );
+          expect(csvRecords(Buffer.concat(cells.flat()), text)).toEqual(Buffer.from(expected.join('')));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,3 +1,5 @@
+import { stringify } from 'csv-stringify/sync';
+import fc from 'fast-check';
 import type { Change } from '../../src/domain/change.js';
 import type { SimItem } from '../../src/simulator/index.js';
 
@@ -47,3 +49,37 @@ export const INVENTORY_HEADER =
   'id,title,price,original_price,currency,quantity,published,created_at,url,web_url,photos,description,shop_id';
 export const CHANGES_HEADER =
   'change,id,title,changed_fields,price_before,price_after,quantity_before,quantity_after,published_before,published_after';
+
+/** Text that CSV and the formula guard care about, and any other. */
+export const trickyText = fc.oneof(
+  fc.string({
+    unit: fc.constantFrom(
+      ',',
+      '"',
+      '\n',
+      '\r',
+      '=',
+      '+',
+      '-',
+      '@',
+      '\t',
+      "'",
+      ' ',
+      '\\',
+      '\0',
+      'é',
+      '😀',
+      'a',
+    ),
+  }),
+  fc.string({ unit: 'binary' }),
+);
+
+/** A record as the feeds wrote it with csv-stringify, cells guarded first: the bytes to keep. */
+export function csvStringifyRecord(cells: readonly (string | null)[], text: boolean): string {
+  const guarded = cells.map((cell) => {
+    if (cell === null) return '';
+    return text && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+  });
+  return stringify([guarded], { record_delimiter: 'unix', quote_record_delimiter: true });
+}

@@ -1,12 +1,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Decimal } from '../../src/domain/decimal.js';
+import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
+import type { Item } from '../../src/domain/item.js';
 import { writeFileAtomic } from '../../src/export/atomic.js';
-import { writeInventoryCsv } from '../../src/export/inventory-csv.js';
+import { storeItems, writeInventoryCsv } from '../../src/export/inventory-csv.js';
+import { runContents } from '../../src/export/run-contents.js';
+import { buildSnapshotSqlite } from '../../src/export/snapshot-sqlite.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { makeItem, tempDir } from '../store/fixtures.js';
-import { INVENTORY_HEADER, inventoryRecord } from './expected.js';
+import { getRun, type RunSummary } from '../../src/store/runs.js';
+import { commitItems, makeItem, openTempStore, tempDir, truthById } from '../store/fixtures.js';
+import { INVENTORY_HEADER, inventoryRecord, trickyText } from './expected.js';
 import { readCsvRecords } from './python.js';
 
 let sim: Simulator;
@@ -23,14 +29,38 @@ afterEach(() => temp.cleanup());
 
 const price = (text: string) => text as Decimal;
 
+/**
+ * Writes `items`, committed as a run of a fresh store, as `name` from the store; the same lines read
+ * from a snapshot.sqlite built of that run must be the same bytes.
+ */
+async function writeInventory(items: readonly Item[], name: string): Promise<string> {
+  const store = openTempStore(path.join(temp.dir, `${name}.store`));
+  try {
+    const run = await commitItems(store, [items]);
+    const file = path.join(temp.dir, name);
+    await writeFileAtomic(file, (out) => writeInventoryCsv(store.db, storeItems(), run, out));
+    const contents = runContents(store, 'north', getRun(store, run) as RunSummary);
+    const snapshot = await buildSnapshotSqlite(`${file}.sqlite`, store.path, contents);
+    try {
+      const fromSnapshot = `${file}.from-snapshot`;
+      await writeFileAtomic(fromSnapshot, (out) => writeInventoryCsv(snapshot.db, snapshot.items, run, out));
+      expect(readFileSync(fromSnapshot)).toEqual(readFileSync(file));
+    } finally {
+      snapshot.close();
+    }
+    return file;
+  } finally {
+    store.close();
+  }
+}
+
 describe('inventory CSV', () => {
   it('reads back in Python as exactly the catalogue, nasty titles and descriptions included', async () => {
     const items = sim.truth().map((item) => ({ ...item, raw: '{}' }));
-    const file = path.join(temp.dir, 'inventory.csv');
-    await writeFileAtomic(file, (out) => writeInventoryCsv(items, out));
+    const file = await writeInventory(items, 'inventory.csv');
 
     const records = readCsvRecords(file);
-    expect(records).toEqual(sim.truth().map(inventoryRecord));
+    expect(records).toEqual(truthById(sim).map(inventoryRecord));
     const titles = records.map((r) => r.title ?? '');
     expect(titles.some((t) => t.includes('\n'))).toBe(true);
     expect(titles.some((t) => t.includes('\r\n'))).toBe(true);
@@ -49,8 +79,7 @@ describe('inventory CSV', () => {
       quantity: 0,
       photos: ['https://img.example/1.jpg', 'https://img.example/2.jpg'],
     });
-    const file = path.join(temp.dir, 'one.csv');
-    await writeFileAtomic(file, (out) => writeInventoryCsv([item], out));
+    const file = await writeInventory([item], 'one.csv');
 
     expect(readFileSync(file, 'utf8')).toBe(
       `${INVENTORY_HEADER}\n` +
@@ -64,8 +93,7 @@ describe('inventory CSV', () => {
     const items = starts.map((title, n) =>
       makeItem(`i${n}`, { title, description: title, price: price('-1.5'), original_price: price('-0.3') }),
     );
-    const file = path.join(temp.dir, 'guard.csv');
-    await writeFileAtomic(file, (out) => writeInventoryCsv(items, out));
+    const file = await writeInventory(items, 'guard.csv');
 
     const records = readCsvRecords(file);
     expect(records.map((r) => r.title)).toEqual(starts.map((s) => `'${s}`));
@@ -74,8 +102,70 @@ describe('inventory CSV', () => {
   });
 
   it('writes only the header for an empty snapshot', async () => {
-    const file = path.join(temp.dir, 'empty.csv');
-    await writeFileAtomic(file, (out) => writeInventoryCsv([], out));
+    const file = await writeInventory([], 'empty.csv');
     expect(readFileSync(file, 'utf8')).toBe(`${INVENTORY_HEADER}\n`);
+  });
+});
+
+/** `inventory.csv` of `items` as the JavaScript writer with csv-stringify wrote it before SQLite did. */
+function csvStringifyInventory(items: readonly Item[]): string {
+  const columns = INVENTORY_HEADER.split(',') as (keyof Item)[];
+  const data = new Set(['price', 'original_price', 'quantity', 'published']);
+  const byId = [...items].sort((a, b) => Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)));
+  const records = byId.map((item) =>
+    columns.map((column) => {
+      const value = item[column];
+      const written = value === null ? '' : Array.isArray(value) ? value.join(' ') : String(value);
+      return !data.has(column) && /^[=+\-@\t\r]/.test(written) ? `'${written}` : written;
+    }),
+  );
+  return stringify(records, {
+    header: true,
+    columns,
+    record_delimiter: 'unix',
+    quote_record_delimiter: true,
+  });
+}
+
+/** Text SQLite keeps as it is: no lone surrogates (it stores those as U+FFFD). */
+const keptText = trickyText.filter((text) => Buffer.from(text).toString() === text);
+const decimal = fc
+  .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.nat({ max: 30 }))
+  .map(([negative, digits, scale]) => parseDecimal(`${negative ? '-' : ''}${digits}e-${scale}`) as Decimal);
+const anyItem = fc
+  .record({
+    id: fc.oneof(
+      fc.stringMatching(/^[a-z0-9-]{1,8}$/),
+      keptText.filter((text) => text !== ''),
+    ),
+    title: keptText,
+    price: decimal,
+    original_price: fc.option(decimal, { nil: null }),
+    currency: fc.option(keptText, { nil: null }),
+    quantity: fc.oneof(fc.integer(), fc.constantFrom(2 ** 53 + 2, 2 ** 60, -(2 ** 55), 1e21)),
+    published: fc.boolean(),
+    created_at: keptText,
+    url: keptText,
+    web_url: fc.option(keptText, { nil: null }),
+    photos: fc.array(keptText, { maxLength: 4 }),
+    description: fc.option(keptText, { nil: null }),
+    shop_id: keptText,
+  })
+  .map(({ id, ...values }) => makeItem(id, values));
+
+describe('inventory CSV written by SQLite', () => {
+  it('is byte for byte what the JavaScript writer with csv-stringify wrote, for any items', async () => {
+    let written = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(anyItem, { selector: (item) => item.id, maxLength: 12 }),
+        async (items) => {
+          written += 1;
+          const file = await writeInventory(items, `any-${written}.csv`);
+          expect(readFileSync(file)).toEqual(Buffer.from(csvStringifyInventory(items)));
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });

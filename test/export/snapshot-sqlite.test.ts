@@ -1,11 +1,16 @@
+import { copyFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
+import type { Item } from '../../src/domain/item.js';
 import { runContents } from '../../src/export/run-contents.js';
 import {
-  isReusableSnapshot,
-  rewriteSnapshotHeader,
+  isSnapshotOf,
+  reuseSnapshotSqlite,
   SNAPSHOT_SCHEMA_VERSION,
+  updateSnapshotSqlite,
   writeSnapshotSqlite,
 } from '../../src/export/snapshot-sqlite.js';
 import type { Store } from '../../src/store/open.js';
@@ -53,10 +58,43 @@ async function firstRun(): Promise<number> {
   ]);
 }
 
-async function write(run: number): Promise<RunSummary> {
+async function write(run: number, target = file, from?: number): Promise<RunSummary> {
   const summary = getRun(store, run) as RunSummary;
-  await writeSnapshotSqlite(file, runContents(store, 'north', summary));
+  await writeSnapshotSqlite(target, store.path, runContents(store, 'north', summary, from));
   return summary;
+}
+
+/** Writes `target`, the snapshot of `run`, from snapshot file `base` of run `from`. */
+async function update(base: string, target: string, run: number, from: number): Promise<void> {
+  const contents = runContents(store, 'north', getRun(store, run) as RunSummary, from);
+  (await updateSnapshotSqlite(target, store.path, base, contents)).close();
+}
+
+/** Every table's rows with each value's SQLite type, in key order; `meta` without its time of writing. */
+type Contents = Record<'schema' | 'meta' | 'run' | 'items' | 'shops' | 'changes', unknown[]>;
+
+function contentsOf(target: string): Contents {
+  const db = new Database(target, { readonly: true });
+  try {
+    const typed = (table: string, order: string) => {
+      const columns = db
+        .prepare(`SELECT name FROM pragma_table_info('${table}') WHERE name <> 'generated_at'`)
+        .pluck()
+        .all() as string[];
+      const select = columns.map((c) => `${c}, typeof(${c}) AS ${c}_type`).join(', ');
+      return db.prepare(`SELECT ${select} FROM ${table} ORDER BY ${order}`).all();
+    };
+    return {
+      schema: db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all(),
+      meta: typed('meta', 'run'),
+      run: typed('run', 'run'),
+      items: typed('items', 'id'),
+      shops: typed('shops', 'shop_id'),
+      changes: typed('changes', 'id'),
+    };
+  } finally {
+    db.close();
+  }
 }
 
 describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
@@ -85,6 +123,31 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
       { name: 'original_price', type: 'REAL' },
       { name: 'original_price_text', type: 'TEXT' },
     ]);
+  });
+
+  it('gives every price the REAL that JavaScript reads from its text, however many digits it has', async () => {
+    // SQLite reads these (more than 19 digits) one unit in the last place away from JavaScript.
+    const long = ['3098204.66404280648580380529481', '962295313250.601135262758134', '41702373500.274158479'];
+    const short = ['0.1', '999999999999999.99', '123456789012345678'];
+    const run = await commitItems(store, [
+      [...long, ...short].map((text, n) =>
+        makeItem(`p${n}`, { price: price(text), original_price: price(text) }),
+      ),
+    ]);
+    await write(run);
+    const db = new Database(file, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT price, price_text, original_price FROM items ORDER BY id').all() as {
+        price: number;
+        price_text: string;
+        original_price: number;
+      }[];
+      expect(rows.map((r) => [r.price, r.original_price])).toEqual(
+        rows.map((r) => [Number(r.price_text), Number(r.price_text)]),
+      );
+    } finally {
+      db.close();
+    }
   });
 
   it('writes published as 0/1 and both photo lists as JSON arrays of the same length', async () => {
@@ -153,25 +216,124 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
     ]);
   });
 
-  it('can be reused for a later run with the same items: only the header is rewritten', async () => {
+  it('is recognised as the snapshot of its run in this version’s tables', async () => {
     const first = await firstRun();
     await write(first);
-    expect(isReusableSnapshot(file, first)).toBe(true);
-    expect(isReusableSnapshot(file, first + 1)).toBe(false);
-    const second = await commitItems(store, [[makeItem('x')]]);
-    const summary = getRun(store, second) as RunSummary;
-
-    rewriteSnapshotHeader(file, runContents(store, 'north', summary, first));
-    expect(querySqlite(file, 'SELECT run, previous_run FROM meta')).toEqual([
-      { run: second, previous_run: first },
-    ]);
-    expect(querySqlite(file, 'SELECT run, items FROM run')).toEqual([{ run: second, items: 1 }]);
+    expect(isSnapshotOf(file, first)).toBe(true);
+    expect(isSnapshotOf(file, first + 1)).toBe(false);
+    const db = new Database(file);
+    db.exec('ALTER TABLE items ADD COLUMN extra TEXT');
+    db.close();
+    expect(isSnapshotOf(file, first)).toBe(false);
   });
 
-  it('is not reusable once it holds changes', async () => {
-    await firstRun();
+  it('reused for a later run with the same items, only has its description rewritten', async () => {
+    const first = await firstRun();
+    await write(first);
     const second = await commitItems(store, [[makeItem('x')]]);
-    await write(second);
-    expect(isReusableSnapshot(file, second)).toBe(false);
+    copyFileSync(file, path.join(temp.dir, 'copy.sqlite'));
+    const copy = path.join(temp.dir, 'copy.sqlite');
+    const contents = runContents(store, 'north', getRun(store, second) as RunSummary, first);
+    (await reuseSnapshotSqlite(copy, store.path, contents)).close();
+    expect(querySqlite(copy, 'SELECT run, previous_run FROM meta')).toEqual([
+      { run: second, previous_run: first },
+    ]);
+    expect(querySqlite(copy, 'SELECT run, items FROM run')).toEqual([{ run: second, items: 1 }]);
+    expect(contentsOf(copy).items).toEqual(contentsOf(file).items);
+  });
+
+  it('updated for a later run, is as compact as a built one', async () => {
+    const ids = Array.from({ length: 3000 }, (_, n) => `item-${String(n).padStart(5, '0')}`);
+    const first = await commitItems(store, [ids.map((id) => makeItem(id))]);
+    const changed = ids
+      .filter((_, n) => n % 25 !== 1)
+      .map((id, n) => makeItem(id, { quantity: n % 20 === 0 ? 7 : 1 }));
+    const second = await commitItems(store, [[...changed, makeItem('item-01000a'), makeItem('new')]]);
+    const base = path.join(temp.dir, 'base.sqlite');
+    await write(first, base);
+    const updated = path.join(temp.dir, 'updated.sqlite');
+    await update(base, updated, second, first);
+    await write(second, file, first);
+    expect(contentsOf(updated)).toEqual(contentsOf(file));
+    expect(statSync(updated).size).toBeLessThanOrEqual(statSync(file).size + 2 * 16384);
+  });
+
+  it('updated from the previous snapshot with the changes, holds exactly what a full build holds', async () => {
+    const shop = (id: string, name: string) => ({
+      shop_id: id,
+      shop_name: name,
+      shop_url: `https://s/${id}`,
+    });
+    const item = (id: string, extra: Partial<Item> = {}) => makeItem(id, { ...shop('s1', 'One'), ...extra });
+    const first = await commitItems(store, [
+      [
+        item('a'),
+        item('b', { price: price('999999999999.123456789') }),
+        item('c', shop('s2', 'Two')),
+        item('d', shop('s2', 'Two')),
+        item('e', shop('s3', 'Three')),
+      ],
+    ]);
+    // The first items of shops s1 and s2 go, s3's only item goes, new items and a new shop come.
+    const second = await commitItems(store, [
+      [
+        item('b', { price: price('0.1'), quantity: 5, title: '=sum' }),
+        item('d', shop('s2', 'Two renamed')),
+        item('aa', { published: false, original_price: price('12345678901234567.5') }),
+        item('f', { ...shop('s4', 'Four'), photos: ['x "y"', 'z'], photos_id: [1, 2] }),
+      ],
+    ]);
+    const base = path.join(temp.dir, 'base.sqlite');
+    await write(first, base);
+    const updated = path.join(temp.dir, 'updated.sqlite');
+    await update(base, updated, second, first);
+    await write(second, file, first);
+
+    const full = contentsOf(file);
+    expect(full.items).toHaveLength(4);
+    expect(full.shops.map((s) => (s as { shop_name: string }).shop_name)).toEqual([
+      'One',
+      'Two renamed',
+      'Four',
+    ]);
+    expect(contentsOf(updated)).toEqual(full);
+    expect(isSnapshotOf(updated, second)).toBe(true);
+  });
+
+  it('updated with any changes, holds what a full build holds', async () => {
+    const version = fc.record({
+      shop: fc.constantFrom('s1', 's2', 's3'),
+      name: fc.constantFrom('One', 'Uno'),
+      quantity: fc.nat({ max: 3 }),
+      title: fc.constantFrom('t', '=t', 't, "quoted"'),
+    });
+    const catalogue = fc.dictionary(fc.constantFrom(...'abcdefghij'), version, { maxKeys: 10 });
+    const items = (
+      entries: Record<string, { shop: string; name: string; quantity: number; title: string }>,
+    ) =>
+      Object.entries(entries).map(([id, v]) =>
+        makeItem(id, {
+          shop_id: v.shop,
+          shop_name: `${v.name} ${v.shop}`,
+          quantity: v.quantity,
+          title: v.title,
+        }),
+      );
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(catalogue, catalogue, async (before, after) => {
+        round += 1;
+        const first = await commitItems(store, [items(before)]);
+        const second = await commitItems(store, [items(after)]);
+        const base = path.join(temp.dir, `base-${round}.sqlite`);
+        const updated = path.join(temp.dir, `updated-${round}.sqlite`);
+        const full = path.join(temp.dir, `full-${round}.sqlite`);
+        await write(first, base);
+        await update(base, updated, second, first);
+        await write(second, full, first);
+        expect(contentsOf(updated)).toEqual(contentsOf(full));
+      }),
+      { numRuns: 25 },
+    );
   });
 });
