@@ -14,8 +14,8 @@ import { decimalRealSql, registerJsConversions } from './sql-values.js';
 /**
  * `snapshot.sqlite`: one complete run, self-contained, for consumers that would rather query than
  * parse CSV. Prices are REAL so that comparisons and ordering work, with the exact decimal beside
- * them as `*_text`; booleans are 0/1; lists are JSON arrays. Item JSON as received (`raw`) stays in
- * the store: consumers get the normalised values only. The README documents every table.
+ * them as `*_text`; booleans are 0/1; lists are JSON arrays. What the API sent that the schema does not
+ * read (`raw`) stays in the store: consumers get the normalised values only. The README documents every table.
  *
  * SQLite fills `items` and `shops` itself from the store, ATTACHed to the snapshot's connection (only
  * ever read through it), in slices by id with a turn of the event loop between them.
