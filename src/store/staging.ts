@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
 import type { Store } from './open.js';
+import { perConnection } from './per-connection.js';
 import { writeItems } from './write-items.js';
 
 /** One page as the reader delivered it. */
@@ -109,19 +110,13 @@ interface StagingStatements {
 }
 
 /** Prepared once per connection. */
-const prepared = new WeakMap<Database.Database, StagingStatements>();
-
-function stagingStatements(db: Database.Database): StagingStatements {
-  const known = prepared.get(db);
-  if (known) return known;
-  const statements: StagingStatements = {
+const stagingStatements = perConnection(
+  (db): StagingStatements => ({
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
       `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
     countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),
-  };
-  prepared.set(db, statements);
-  return statements;
-}
+  }),
+);

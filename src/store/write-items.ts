@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Item } from '../domain/item.js';
 import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
+import { perConnection } from './per-connection.js';
 
 /** A version of an id as a run sees it while it writes. */
 interface Version {
@@ -118,13 +119,9 @@ interface Statements {
 }
 
 /** Prepared once per connection: a batch is written with the same few statements every time. */
-const prepared = new WeakMap<Database.Database, Statements>();
-
-function statements(db: Database.Database): Statements {
-  const known = prepared.get(db);
-  if (known) return known;
+const statements = perConnection((db): Statements => {
   const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
-  const created: Statements = {
+  return {
     unchanged: db
       .prepare(
         `SELECT (SELECT v.version FROM item_versions v INDEXED BY item_versions_id
@@ -155,6 +152,4 @@ function statements(db: Database.Database): Statements {
     match: db.prepare('INSERT OR IGNORE INTO run_matched (run, version) SELECT ?, value FROM json_each(?)'),
     unmatch: db.prepare('DELETE FROM run_matched WHERE run = ? AND version = ?'),
   };
-  prepared.set(db, created);
-  return created;
-}
+});
