@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   type ItemPage,
   type ListingFilters,
@@ -280,6 +281,9 @@ async function stageListing(
         batch.flush();
         deps.signal.throwIfAborted();
       }
+      // Pages read ahead are already settled, so without this turn the loop would stage them all in
+      // one unbroken chain of microtasks, holding up timers (lease renewals) and other shops' I/O.
+      await nextTurn();
     }
     batch.flush();
   } catch (error) {

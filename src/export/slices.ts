@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
  * milliseconds, whatever the shop's size: SLICE rows for a statement that copies many at once, about
  * SLICE_MS of work for rows applied one by one.
  */
-export const SLICE = 2_000;
+export const SLICE = 500;
 const SLICE_MS = 10;
 
 /**
