@@ -29,7 +29,8 @@ export interface ChildOptions {
 const SAMPLE_MS = 20;
 export const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
-function fileSize(file: string): number {
+/** A file's size in bytes, 0 while it does not exist. */
+export function fileSize(file: string): number {
   try {
     return statSync(file).size;
   } catch (error) {

@@ -1,8 +1,8 @@
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { shopPaths } from '../src/store/paths.js';
 import type { BaselineShop } from './baseline-client.js';
-import { BASELINE, type ChildFigures, CLI, measure, mib } from './child.js';
+import { BASELINE, type ChildFigures, CLI, fileSize, measure, mib } from './child.js';
 import { type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
 
 /** One measured process of the single-shop run. */
@@ -36,15 +36,6 @@ export interface SingleResult {
 
 const SHOP = 'default';
 const round2 = (n: number) => Math.round(n * 100) / 100;
-
-function size(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
-}
 
 interface SyncJson {
   status: string;
@@ -133,7 +124,7 @@ class SingleRun {
       peakRssMiB: figures.peakRssMiB,
       loopMaxMs: figures.loopMaxMs,
       walMaxMiB: figures.watchedMaxMiB,
-      storeMiB: store ? mib(size(store) + size(`${store}-wal`)) : null,
+      storeMiB: store ? mib(fileSize(store) + fileSize(`${store}-wal`)) : null,
     });
   }
 }
@@ -171,9 +162,9 @@ export async function runSingle(
       await run.command('export --format csv', ['export', '--format', 'csv', '--out', exportCsv], dataDir);
     }
     const paths = shopPaths(fast, SHOP);
-    const csv = size(paths.inventoryCsv);
-    const store = size(paths.store) + size(`${paths.store}-wal`);
-    const snapshot = size(paths.snapshotSqlite);
+    const csv = fileSize(paths.inventoryCsv);
+    const store = fileSize(paths.store) + fileSize(`${paths.store}-wal`);
+    const snapshot = fileSize(paths.snapshotSqlite);
     return {
       items,
       rows: run.rows,

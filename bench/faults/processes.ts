@@ -31,9 +31,11 @@ export function runNode(
   script: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
+  cwd = process.cwd(),
 ): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
+      cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -50,7 +50,7 @@ export async function confirmRemovals(
   if (count === 0) return { stillPresent: 0, gone: 0, relisted: false };
   let present = 0;
   let wanted: WantedItems = { size: count, has: (id) => isRemovalCandidate(store, run, id) };
-  if (sources.fetchItem && count > 0 && count <= sources.relistCost) {
+  if (sources.fetchItem && count <= sources.relistCost) {
     const byUrl = await lookUpAll(few, sources.fetchItem, concurrency);
     stageConfirmed(store, run, byUrl.present);
     present += byUrl.present.length;

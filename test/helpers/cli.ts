@@ -1,12 +1,7 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { type ProcessResult, runNode } from '../../bench/faults/processes.js';
 
-export interface CliResult {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type CliResult = ProcessResult;
 
 const BIN = path.resolve('bin/shop-sync.js');
 
@@ -19,23 +14,7 @@ export function runCli(
   env: Readonly<Record<string, string>> = {},
   cwd = process.cwd(),
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runNode(BIN, args, env, cwd);
 }
 
 /** The keys of `sync --json` and `trigger --wait --json`, in the contract's order. */
