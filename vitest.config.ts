@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/fast-check-seed.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

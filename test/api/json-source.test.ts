@@ -50,16 +50,17 @@ const LAYOUT = layout(['a', 'b', 'n'], ['a'], [['n', layout(['x'])]]);
 
 /** What `unknown` must hold for `value` under LAYOUT, as JSON.parse sees it. */
 function unknownOf(value: unknown, known: ObjectLayout = LAYOUT): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
+  // Entries, not assignments: a member named `__proto__` is an own member in JSON.parse's object too.
+  const kept: [string, unknown][] = [];
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     const nested = known.nested.get(key);
-    if (!known.known.has(key)) kept[key] = member;
+    if (!known.known.has(key)) kept.push([key, member]);
     else if (nested && typeof member === 'object' && member !== null && !Array.isArray(member)) {
       const inner = unknownOf(member, nested);
-      if (Object.keys(inner).length > 0) kept[key] = inner;
+      if (Object.keys(inner).length > 0) kept.push([key, inner]);
     }
   }
-  return kept;
+  return Object.fromEntries(kept);
 }
 
 const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
