@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'MARKETPLACE_UNREACHABLE',
   'MARKETPLACE_REFUSED',
   'MARKETPLACE_PROTOCOL',
+  'LISTING_MOVED',
   'STORE_FAILED',
   'STORE_LOCKED',
   'SYNC_BUSY',
@@ -97,6 +98,16 @@ export class ApiError extends ShopSyncError {
 export class ProtocolError extends ShopSyncError {
   readonly code = 'MARKETPLACE_PROTOCOL';
   readonly retryable = false;
+  readonly exitCode = 1;
+}
+
+/**
+ * The listing moved so fast while it was read that no answer could be tied to what was already read:
+ * the run cannot promise to hold every item. Retryable: a calmer moment reads it whole.
+ */
+export class ListingMovedError extends ShopSyncError {
+  readonly code = 'LISTING_MOVED';
+  readonly retryable = true;
   readonly exitCode = 1;
 }
 

@@ -7,6 +7,7 @@ import {
   type RetryOptions,
   type TokenStore,
 } from './api/client.js';
+import { parseCheckpoint } from './api/listing/checkpoint.js';
 import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
 import { InterruptedError } from './errors.js';
@@ -172,7 +173,7 @@ async function completeRun(
       () => deps.onPoint?.('page-staged'),
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
-    await stageListing(client.readItems({ ...query, startPage: start.startPage }), batch, reading);
+    await stageListing(client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint) }), batch, reading);
     deps.onPoint?.('read');
     const pages = getRun(store, start.run)?.pages ?? 0;
     deps.onProgress?.({ ...reading.progress, phase: 'confirming' });

@@ -5,14 +5,10 @@ import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } 
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import {
-  DEFAULT_MAX_IN_FLIGHT,
-  type ItemPage,
-  type PageReadOptions,
-  type PageRequest,
-  readPages,
-  singlePage,
-} from './items.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PAGES, type ItemPage, type PageRequest, singlePage } from './items.js';
+import type { ListingCheckpoint } from './listing/checkpoint.js';
+import { readListing } from './listing/read-listing.js';
+import type { ListingWindow } from './listing/window.js';
 import {
   PAST_END_STATUSES,
   PUSHBACK_STATUSES,
@@ -57,7 +53,19 @@ export interface MarketplaceOptions {
  * without one) and every token obtained, by grant. */
 export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
-export type ReadItemsQuery = ListingQuery & PageReadOptions;
+export interface ReadItemsOptions {
+  /** Where an interrupted run's reading stopped. */
+  readonly resume?: ListingCheckpoint;
+  /** The most listing requests in flight at once; 1 reads one window at a time. */
+  readonly maxInFlight?: number;
+  /** Listing requests before giving up on ever seeing the end. */
+  readonly maxRequests?: number;
+}
+
+export type ReadItemsQuery = ListingQuery & ReadItemsOptions;
+
+/** The `per_page` asked for when the query names none. */
+export const DEFAULT_PER_PAGE = 100;
 
 /** The marketplace as shop-sync uses it: the shop's items, page by page, and single items by URL. */
 export class MarketplaceClient {
@@ -103,16 +111,16 @@ export class MarketplaceClient {
     });
   }
 
-  /** The shop's items from `startPage` to the confirmed end; see `readPages` for the guarantees. Up to
-   * `maxInFlight` requests at once, by default the client's. */
+  /** Every item listed from the first request to the confirmed end; see `readListing` for the
+   * guarantees. Up to `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { startPage, maxInFlight, maxPages, ...listing } = query;
+    const { resume, maxInFlight, maxRequests, ...listing } = query;
     validateListingQuery(listing);
-    return readPages((page, request) => this.listingPage(listing, page, request), {
-      startPage,
+    return readListing((window, request) => this.listingPage(listing, window, request), {
+      perPage: listing.perPage ?? DEFAULT_PER_PAGE,
+      resume,
       maxInFlight: maxInFlight ?? this.maxInFlight,
-      maxPages,
-      pageSize: listing.perPage,
+      maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
     });
   }
 
@@ -120,11 +128,12 @@ export class MarketplaceClient {
    * what `check` shows to prove settings and credentials. */
   async firstPage(query: ListingQuery = {}): Promise<ItemPage> {
     validateListingQuery(query);
-    return singlePage(1, await this.listingPage(query, 1, { first: true }));
+    const window = { page: 1, perPage: query.perPage ?? DEFAULT_PER_PAGE, start: 0 };
+    return singlePage(1, await this.listingPage(query, window, { first: true }));
   }
 
-  private listingPage(listing: ListingQuery, page: number, request: PageRequest): Promise<RawPage> {
-    const path = listingPath(listing, page);
+  private listingPage(listing: ListingQuery, window: ListingWindow, request: PageRequest): Promise<RawPage> {
+    const path = listingPath({ ...listing, perPage: window.perPage }, window.page);
     const shown = `GET ${sanitizeUrl(path)}`;
     return this.requests.get(path, {
       signal: request.signal,

@@ -3,6 +3,7 @@ import type { InvalidItem, Item } from '../domain/item.js';
 import { ProtocolError, UsageError } from '../errors.js';
 import { normaliseElement } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
+import type { ListingCheckpoint } from './listing/checkpoint.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
 
@@ -20,6 +21,8 @@ export interface ItemPage {
   readonly received: number;
   readonly duplicates: number;
   readonly rereads: number;
+  /** Where the reading stands once this page is taken: what a run keeps to resume from. */
+  readonly checkpoint?: ListingCheckpoint;
 }
 
 export interface PageReadOptions {

@@ -239,6 +239,10 @@ const MIGRATIONS: readonly string[] = [
       JOIN item_versions v ON v.id = s.id AND v.valid_to_run IS NULL AND v.valid_from_run < s.run;
   DROP TABLE run_seen;
   `,
+  // 7: where a run's listing reading stands (JSON of the reader's checkpoint), to resume it proved.
+  `
+  ALTER TABLE runs ADD COLUMN checkpoint TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -39,6 +39,8 @@ export interface RunDetail extends RunSummary {
   heartbeat_at: string;
   checkpoint_page: number;
   resumed_from_page: number | null;
+  /** The listing reader's checkpoint (JSON), where a resumed run reads on from. */
+  checkpoint: string | null;
 }
 
 const SUMMARY_COLUMNS = ['run', 'status', 'started_at', 'finished_at', ...RUN_COUNT_FIELDS, 'error'].join(
@@ -100,6 +102,8 @@ export interface RunStart {
   /** The first page to read: 1 for a new run, the page after the checkpoint for a resumed one. */
   startPage: number;
   resumed: boolean;
+  /** Where a resumed run's reading stood (the reader's JSON), if anywhere. */
+  checkpoint: string | null;
 }
 
 export interface BeginRunOptions {
@@ -129,7 +133,7 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
           `UPDATE runs SET status = 'running', finished_at = NULL, error = NULL, heartbeat_at = ?,
              resumed_from_page = ? WHERE run = ?`,
         ).run(now, startPage, latest.run);
-        return { run: latest.run, startPage, resumed: true };
+        return { run: latest.run, startPage, resumed: true, checkpoint: latest.checkpoint };
       }
       db.prepare(
         "UPDATE runs SET status = 'failed', finished_at = coalesce(finished_at, ?), error = coalesce(error, 'interrupted') WHERE status = 'running'",
@@ -140,7 +144,7 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
         )
         .pluck()
         .get(options.query, now, now) as number;
-      return { run, startPage: 1, resumed: false };
+      return { run, startPage: 1, resumed: false, checkpoint: null };
     })
     .immediate();
 }

@@ -9,6 +9,8 @@ export interface StagedPage {
   readonly page: number;
   readonly items: readonly Item[];
   readonly invalid: readonly InvalidItem[];
+  /** Where the reading stands once this page is staged (kept as JSON); none: a resumed run starts over. */
+  readonly checkpoint?: object;
 }
 
 /** Page number recorded for items staged by confirming a removal rather than by reading a page. */
@@ -43,7 +45,8 @@ export function stagePages(
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
         invalid += page.invalid.length;
       }
-      statements.checkpoint.run(last.page, pages.length, fresh, invalid, now.toISOString(), run);
+      const checkpoint = last.checkpoint === undefined ? null : JSON.stringify(last.checkpoint);
+      statements.checkpoint.run(last.page, checkpoint, pages.length, fresh, invalid, now.toISOString(), run);
     })
     .immediate();
 }
@@ -114,7 +117,7 @@ const stagingStatements = perConnection(
   (db): StagingStatements => ({
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
-      `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
+      `UPDATE runs SET checkpoint_page = ?, checkpoint = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
     countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),

@@ -1,0 +1,318 @@
+import { setMaxListeners } from 'node:events';
+import type { InvalidItem, Item } from '../../domain/item.js';
+import { ListingMovedError, ProtocolError } from '../../errors.js';
+import { normaliseElement } from '../item-schema.js';
+import type { ItemPage, PageRequest } from '../items.js';
+import type { RawPage } from '../listing-body.js';
+import { type Received, receivedOf } from '../page-readings.js';
+import { AdaptiveWindow, Slots } from '../read-ahead.js';
+import { ProvedChain } from './chain.js';
+import type { ListingCheckpoint } from './checkpoint.js';
+import { RecentIds } from './recent-ids.js';
+import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
+
+export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
+
+export interface ProvedReadOptions {
+  /** The largest `per_page` to ask for. */
+  readonly perPage: number;
+  readonly maxInFlight: number;
+  /** Listing requests before giving up on ever seeing the end. */
+  readonly maxRequests: number;
+  /** Where an interrupted run's reading stopped. */
+  readonly resume?: ListingCheckpoint;
+}
+
+/**
+ * Why the listing cannot be read by overlapping windows: its pages do not start at `(page - 1) *
+ * per_page` (short pages that shift the pages after them, or `per_page` ignored). The caller reads it
+ * page by page instead.
+ */
+export class WindowsMisaligned extends Error {}
+
+/** Readings without a new proved item before the reading starts over from page 1 (once). */
+const MAX_STUCK = 24;
+/** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
+const MIN_OVERLAP = 2;
+
+interface Planned {
+  readonly window: ListingWindow;
+  readonly result: Promise<Settled>;
+  settled: boolean;
+  /** Planned before the latest surprise: its answer may still prove something, but a miss means nothing. */
+  stale: boolean;
+}
+
+type Settled = { ok: true; raw: RawPage } | { ok: false; error: unknown };
+
+/**
+ * Reads the listing so that every item listed from the first request to the last is yielded, however
+ * the listing moves meanwhile. Each answer must hold an item already proved (see `ProvedChain`), which
+ * proves the items after it: no item can slip past the reader between two answers unseen. Windows are
+ * planned to overlap the proved end by a few items (`windowAfter`), so a still listing costs a few
+ * percent more items per request; an answer that holds no proved item is not trusted and the reading
+ * backs up until one does. The end is believed after two answers that end at the same proved item and
+ * one for the window after it that holds nothing new.
+ */
+export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions): AsyncGenerator<ItemPage> {
+  const reading = new ProvedReading(options);
+  const abort = new AbortController();
+  setMaxListeners(Math.max(10, options.maxInFlight * 2 + 2), abort.signal);
+  const window = new AdaptiveWindow(options.maxInFlight);
+  const slots = new Slots(options.maxInFlight);
+  const queue: Planned[] = [];
+  const send = (planned: ListingWindow): Planned => {
+    const request: PageRequest = {
+      signal: abort.signal,
+      first: planned.page === 1,
+      pushedBack: () => window.shrink(),
+    };
+    const entry: Planned = {
+      window: planned,
+      stale: false,
+      settled: false,
+      result: slots.run(() => fetch(planned, request)).then(
+        (raw): Settled => ({ ok: true, raw }),
+        (error: unknown): Settled => ({ ok: false, error }),
+      ),
+    };
+    void entry.result.then(() => {
+      entry.settled = true;
+    });
+    return entry;
+  };
+  try {
+    for (;;) {
+      for (const planned of reading.plan(window.size - queue.length)) queue.push(send(planned));
+      const head = queue.shift();
+      if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
+      if (!head.settled) window.grow();
+      const settled = await head.result;
+      if (!settled.ok) throw settled.error;
+      const outcome = reading.take(head.window, receivedOf(settled.raw), head.stale);
+      if (outcome.surprised) for (const planned of queue) planned.stale = true;
+      if (outcome.page) yield outcome.page;
+      if (outcome.done) return;
+    }
+  } finally {
+    abort.abort();
+    await Promise.all(queue.map((planned) => planned.result));
+  }
+}
+
+interface Outcome {
+  readonly page?: ItemPage;
+  /** What was planned after this answer assumed something it did not hold. */
+  readonly surprised: boolean;
+  readonly done: boolean;
+}
+
+/** What the reading knows between answers: what is proved, where it ends, and how the end is confirmed. */
+class ProvedReading {
+  private chain: ProvedChain;
+  /** Offset of the last proved item, as of the latest answer that held it (-1: nothing proved yet). */
+  private end: number;
+  private maxPerPage: number;
+  private overlap = MIN_OVERLAP;
+  /** How far before `end` the next window starts, beyond `overlap`, after answers that proved nothing. */
+  private back = 0;
+  private stuck = 0;
+  private restarted = false;
+  private requests = 0;
+  private largestAnswer = 0;
+  /** Where the planned windows will have read to, if every answer comes as planned. */
+  private plannedEnd: number;
+  private endingPlanned = false;
+  private votes = { at: undefined as string | undefined, ends: 0, nothingAfter: 0 };
+  private readonly yielded: RecentIds;
+  private firstPageIds: readonly (string | null)[] | undefined;
+  private pages = 0;
+
+  constructor(private readonly options: ProvedReadOptions) {
+    const { resume } = options;
+    this.maxPerPage = Math.min(options.perPage, resume?.maxPerPage ?? options.perPage);
+    this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);
+    this.end = resume && this.chain.size > 0 ? resume.end : -1;
+    this.plannedEnd = this.end;
+    this.yielded = new RecentIds(chainCapacity(options.perPage));
+  }
+
+  /** Up to `room` windows to ask for next. */
+  plan(room: number): ListingWindow[] {
+    const windows: ListingWindow[] = [];
+    if (this.votes.ends > 0) {
+      if (this.endingPlanned) return windows;
+      this.endingPlanned = true;
+      const again = windowAfter(this.end, this.overlapNow(), this.maxPerPage);
+      if (again && this.votes.ends < 2) windows.push(again);
+      windows.push(windowJustAfter(this.end, this.maxPerPage));
+    } else {
+      for (let n = 0; n < Math.max(1, room); n += 1) {
+        const next = windowAfter(this.plannedEnd - this.back, this.overlapNow(), this.maxPerPage);
+        if (!next) throw new WindowsMisaligned(`pages of ${this.maxPerPage} cannot overlap`);
+        windows.push(next);
+        this.plannedEnd = next.start + next.perPage - 1;
+        if (this.back > 0) break;
+      }
+    }
+    this.requests += windows.length;
+    if (this.requests > this.options.maxRequests) {
+      throw new ProtocolError(
+        `The listing had not ended after ${this.options.maxRequests} requests; stopped rather than read forever.`,
+      );
+    }
+    return windows;
+  }
+
+  take(window: ListingWindow, answer: readonly Received[], stale: boolean): Outcome {
+    const ids = answer.map((received) => received.id);
+    this.checkPageIgnored(window, ids);
+    this.largestAnswer = Math.max(this.largestAnswer, answer.length);
+    if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
+    const anchor = this.chain.anchorIn(ids);
+    if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
+    if (window.start > this.end && this.votes.ends > 0 && !stale) return this.afterEnd(answer);
+    if (stale) return { surprised: false, done: false };
+    return this.missed();
+  }
+
+  /** `answer` holds the proved item at `anchor` (or starts the listing): what follows it is proved. */
+  private prove(window: ListingWindow, answer: readonly Received[], anchor: number): Outcome {
+    const expected = anchor >= 0 ? this.end - window.start : -1;
+    const lastBefore = this.chain.last;
+    const after = answer.slice(anchor + 1);
+    const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
+    if (anchor >= 0) this.chain.continueFrom(answer[anchor]?.id as string, afterIds);
+    else this.chain = new ProvedChain(chainCapacity(this.options.perPage), afterIds);
+    this.end = window.start + answer.length - 1;
+    const shift = Math.abs(anchor - expected);
+    if (shift > 0) this.overlap = Math.max(this.overlap, 2 * shift + 2);
+    if (afterIds.some((id) => !this.yielded.has(id))) {
+      this.stuck = 0;
+      this.back = 0;
+    } else this.noteStuck();
+    const ends = answer.length < window.perPage;
+    const confirms = ends && this.votes.ends > 0 && this.votes.at === lastBefore && this.chain.last === lastBefore;
+    this.vote(ends);
+    const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
+    if (surprised) this.replan();
+    return { page: after.length > 0 ? this.page(after) : undefined, surprised, done: this.ended() };
+  }
+
+  /** An answer for the window after the believed end. */
+  private afterEnd(answer: readonly Received[]): Outcome {
+    const last = answer.at(-1)?.id;
+    if (answer.length === 0 || last === this.chain.last) {
+      this.votes.nothingAfter += 1;
+      return { surprised: false, done: this.ended() };
+    }
+    // Items after an end that two answers agreed on: those answers were cut by the server's own page
+    // size (then use it), or its pages do not start where `per_page` says.
+    if (this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
+    else throw new WindowsMisaligned('an answer shorter than asked was followed by more items');
+    this.resetVotes();
+    this.replan();
+    return { surprised: true, done: false };
+  }
+
+  /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
+  private missed(): Outcome {
+    this.noteStuck();
+    this.back = this.back === 0 ? this.overlapNow() * 2 : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
+    this.resetVotes();
+    this.replan();
+    return { surprised: true, done: false };
+  }
+
+  /** The overlap a window of at most `maxPerPage` items can afford and still reach past the end. */
+  private overlapNow(): number {
+    return Math.max(1, Math.min(this.overlap, Math.floor(this.maxPerPage / 2)));
+  }
+
+  private noteStuck(): void {
+    this.stuck += 1;
+    if (this.stuck <= MAX_STUCK) return;
+    if (this.restarted) {
+      throw new ListingMovedError(
+        `The listing moved faster than it could be read: ${MAX_STUCK} answers in a row proved no new item, twice; the next sync tries again.`,
+      );
+    }
+    // From page 1 nothing needs proving before the first answer: a sure way to find the ground again.
+    this.restarted = true;
+    this.stuck = 0;
+    this.back = 0;
+    this.end = -1;
+    this.chain = new ProvedChain(chainCapacity(this.options.perPage));
+  }
+
+  private vote(ends: boolean): void {
+    if (!ends) {
+      this.resetVotes();
+      return;
+    }
+    if (this.votes.at !== this.chain.last) this.resetVotes();
+    this.votes.at = this.chain.last;
+    this.votes.ends += 1;
+  }
+
+  private resetVotes(): void {
+    this.votes = { at: undefined, ends: 0, nothingAfter: 0 };
+    this.endingPlanned = false;
+  }
+
+  private ended(): boolean {
+    return this.votes.ends >= 2 && this.votes.nothingAfter >= 1;
+  }
+
+  private replan(): void {
+    this.plannedEnd = this.end;
+    this.endingPlanned = false;
+  }
+
+  /** A server that ignores `page` answers page 1 again: reading on would never end. */
+  private checkPageIgnored(window: ListingWindow, ids: readonly (string | null)[]): void {
+    if (window.page === 1) {
+      this.firstPageIds ??= ids;
+      return;
+    }
+    const first = this.firstPageIds;
+    if (!first || ids.length < 2 || ids.length > first.length) return;
+    if (ids.every((id, i) => id !== null && id === first[i])) {
+      throw new ProtocolError(
+        `The marketplace served page ${window.page} with the items of page 1; it seems to ignore the page parameter, so the listing cannot be read completely.`,
+      );
+    }
+  }
+
+  /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */
+  private page(after: readonly Received[]): ItemPage {
+    const items: Item[] = [];
+    const invalid: InvalidItem[] = [];
+    let duplicates = 0;
+    this.pages += 1;
+    for (const received of after) {
+      if (received.id !== null && this.yielded.has(received.id)) {
+        duplicates += 1;
+        continue;
+      }
+      if (received.id !== null) this.yielded.add(received.id);
+      const result = normaliseElement(received.element, this.pages);
+      if (result.ok) items.push(result.item);
+      else invalid.push(result.invalid);
+    }
+    const checkpoint: ListingCheckpoint = {
+      end: this.end,
+      maxPerPage: this.maxPerPage,
+      tail: this.chain.tail(CHECKPOINT_TAIL),
+    };
+    return { page: this.pages, items, invalid, received: after.length, duplicates, rereads: 0, checkpoint };
+  }
+}
+
+/** Proved ids kept: enough to find one again after the listing shifted by several pages. */
+function chainCapacity(perPage: number): number {
+  return 4 * perPage + 64;
+}
+
+/** Proved ids a checkpoint keeps: a resumed reading finds one of them unless more than this many went. */
+const CHECKPOINT_TAIL = 64;

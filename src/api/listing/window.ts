@@ -1,0 +1,50 @@
+/**
+ * A stretch of the listing as `page`/`per_page` can ask for it: items `start` to `start + perPage - 1`
+ * (offsets from 0), where `start = (page - 1) * perPage`.
+ */
+export interface ListingWindow {
+  readonly page: number;
+  readonly perPage: number;
+  readonly start: number;
+}
+
+export function windowAt(page: number, perPage: number): ListingWindow {
+  return { page, perPage, start: (page - 1) * perPage };
+}
+
+/**
+ * The window that holds the `overlap` items ending at offset `end` (the last item the reading has
+ * proved) and as many items after it as a page of at most `maxPerPage` can: a window that starts inside
+ * what was read is what lets the next answer prove itself, by holding an item already read. Smaller
+ * pages than `maxPerPage` are tried down to half of it; the first window (`end` = -1) is page 1. Null
+ * when no such window reaches past `end` (pages of one item cannot overlap and still move on).
+ */
+export function windowAfter(end: number, overlap: number, maxPerPage: number): ListingWindow | null {
+  const from = Math.max(0, end - overlap + 1);
+  let best = windowAt(Math.floor(from / maxPerPage) + 1, maxPerPage);
+  let bestGain = gain(best, end);
+  for (let perPage = maxPerPage - 1; perPage >= Math.ceil(maxPerPage / 2); perPage -= 1) {
+    const window = windowAt(Math.floor(from / perPage) + 1, perPage);
+    const windowGain = gain(window, end);
+    if (windowGain > bestGain) {
+      best = window;
+      bestGain = windowGain;
+    }
+  }
+  return bestGain > 0 ? best : null;
+}
+
+/** The window just after offset `end`, as large as a divisor of `end + 1` up to `maxPerPage` allows:
+ * asked once the reading believes the listing ends at `end`. */
+export function windowJustAfter(end: number, maxPerPage: number): ListingWindow {
+  const next = end + 1;
+  for (let perPage = Math.min(maxPerPage, Math.max(1, next)); perPage > 1; perPage -= 1) {
+    if (next % perPage === 0) return windowAt(next / perPage + 1, perPage);
+  }
+  return windowAt(next + 1, 1);
+}
+
+/** Items after offset `end` that `window` holds. */
+function gain(window: ListingWindow, end: number): number {
+  return window.start + window.perPage - 1 - end;
+}
