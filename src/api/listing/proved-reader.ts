@@ -169,6 +169,7 @@ class ProvedReading {
     this.checkPageIgnored(window, ids);
     this.largestAnswer = Math.max(this.largestAnswer, answer.length);
     if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
+    if (window.start === 0 && answer.length === 0 && this.end === -1) return this.emptyListing();
     const anchor = this.chain.anchorIn(ids);
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
     if (window.start > this.end && this.votes.ends > 0 && !stale) return this.afterEnd(answer);
@@ -197,6 +198,14 @@ class ProvedReading {
     const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
     if (surprised) this.replan();
     return { page: after.length > 0 ? this.page(after) : undefined, surprised, done: this.ended() };
+  }
+
+  /** Page 1 is empty: the end, once confirmed like any other. */
+  private emptyListing(): Outcome {
+    this.vote(true);
+    this.votes.nothingAfter += 1;
+    this.replan();
+    return { surprised: true, done: this.ended() };
   }
 
   /** An answer for the window after the believed end. */
