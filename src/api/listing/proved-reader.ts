@@ -83,7 +83,7 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
   };
   try {
     for (;;) {
-      for (const planned of reading.plan(window.size - queue.length)) queue.push(send(planned));
+      for (const planned of reading.plan(window.size - queue.length, queue.length)) queue.push(send(planned));
       const head = queue.shift();
       if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
       if (!head.settled) window.grow();
@@ -123,7 +123,8 @@ class ProvedReading {
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
   private endingPlanned = false;
-  private votes = { at: undefined as string | undefined, ends: 0, nothingAfter: 0 };
+  /** Answers that showed the listing ending at the proved item `at`: their windows, and empty ones after it. */
+  private votes = { at: undefined as string | undefined, shapes: new Set<string>(), nothingAfter: 0 };
   private readonly yielded: RecentIds;
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
@@ -137,14 +138,14 @@ class ProvedReading {
     this.yielded = new RecentIds(chainCapacity(options.perPage));
   }
 
-  /** Up to `room` windows to ask for next. */
-  plan(room: number): ListingWindow[] {
+  /** Up to `room` windows to ask for next; `queued`: windows asked for and not yet taken. */
+  plan(room: number, queued: number): ListingWindow[] {
     const windows: ListingWindow[] = [];
-    if (this.votes.ends > 0) {
-      if (this.endingPlanned) return windows;
+    if (this.votes.shapes.size > 0) {
+      if (this.endingPlanned && queued > 0) return windows;
       this.endingPlanned = true;
-      const again = windowAfter(this.end, this.overlapNow(), this.maxPerPage);
-      if (again && this.votes.ends < 2) windows.push(again);
+      const again = this.anotherWindowAtEnd();
+      if (again) windows.push(again);
       windows.push(windowJustAfter(this.end, this.maxPerPage));
     } else {
       for (let n = 0; n < Math.max(1, room); n += 1) {
@@ -169,10 +170,14 @@ class ProvedReading {
     this.checkPageIgnored(window, ids);
     this.largestAnswer = Math.max(this.largestAnswer, answer.length);
     if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
-    if (window.start === 0 && answer.length === 0 && this.end === -1) return this.emptyListing();
+    if (window.start === 0 && answer.length === 0 && this.end === -1) return this.emptyListing(window);
     const anchor = this.chain.anchorIn(ids);
+    // A window planned before the latest surprise may hold only earlier proved items: it would take the
+    // proved end back for nothing, so only one planned from the current end may do that.
+    if (stale && anchor >= 0 && ids[anchor] !== this.chain.last) return { surprised: false, done: false };
+    if (process.env.DBG) console.log(JSON.stringify({ w: window, n: answer.length, anchor, end: this.end, last: this.chain.last, first: ids[0], lastId: ids.at(-1), stale, stuck: this.stuck, back: this.back, votes: this.votes }));
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
-    if (window.start > this.end && this.votes.ends > 0 && !stale) return this.afterEnd(answer);
+    if (window.start > this.end && this.votes.shapes.size > 0 && !stale) return this.afterEnd(answer);
     if (stale) return { surprised: false, done: false };
     return this.missed();
   }
@@ -192,18 +197,19 @@ class ProvedReading {
       this.stuck = 0;
       this.back = 0;
     } else this.noteStuck();
-    const ends = answer.length < window.perPage;
-    const confirms = ends && this.votes.ends > 0 && this.votes.at === lastBefore && this.chain.last === lastBefore;
-    this.vote(ends);
+    const progressed = afterIds.length > 0;
+    const ends = answer.length < window.perPage && answer.at(-1)?.id === this.chain.last;
+    if (ends) this.vote(window);
+    else if (progressed) this.resetVotes();
+    const confirms = this.votes.at === lastBefore && this.votes.at !== undefined && !progressed;
     const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
     if (surprised) this.replan();
     return { page: after.length > 0 ? this.page(after) : undefined, surprised, done: this.ended() };
   }
 
   /** Page 1 is empty: the end, once confirmed like any other. */
-  private emptyListing(): Outcome {
-    this.vote(true);
-    this.votes.nothingAfter += 1;
+  private emptyListing(window: ListingWindow): Outcome {
+    this.vote(window);
     this.replan();
     return { surprised: true, done: this.ended() };
   }
@@ -254,23 +260,34 @@ class ProvedReading {
     this.chain = new ProvedChain(chainCapacity(this.options.perPage));
   }
 
-  private vote(ends: boolean): void {
-    if (!ends) {
-      this.resetVotes();
-      return;
-    }
-    if (this.votes.at !== this.chain.last) this.resetVotes();
+  private vote(window: ListingWindow): void {
+    if (this.votes.at !== this.chain.last || this.votes.shapes.size === 0) this.resetVotes();
     this.votes.at = this.chain.last;
-    this.votes.ends += 1;
+    this.votes.shapes.add(shapeOf(window));
   }
 
   private resetVotes(): void {
-    this.votes = { at: undefined, ends: 0, nothingAfter: 0 };
+    this.votes = { at: undefined, shapes: new Set(), nothingAfter: 0 };
     this.endingPlanned = false;
   }
 
+  /**
+   * The end is believed once two different windows ended at the same proved item, or one did and the
+   * window after it was empty: a server that leaves out the last items of one answer (lossy pages, a
+   * false empty page) would have to do it twice, at the same item, for two different requests.
+   */
   private ended(): boolean {
-    return this.votes.ends >= 2 && this.votes.nothingAfter >= 1;
+    const { shapes, nothingAfter } = this.votes;
+    return shapes.size >= 2 || (shapes.size >= 1 && nothingAfter >= 1);
+  }
+
+  /** A window over the proved end unlike those that already ended there. */
+  private anotherWindowAtEnd(): ListingWindow | null {
+    for (let overlap = this.overlapNow(); overlap <= this.maxPerPage; overlap += 1) {
+      const window = windowAfter(this.end, overlap, this.maxPerPage);
+      if (window && !this.votes.shapes.has(shapeOf(window))) return window;
+    }
+    return null;
   }
 
   private replan(): void {
@@ -316,6 +333,10 @@ class ProvedReading {
     };
     return { page: this.pages, items, invalid, received: after.length, duplicates, rereads: 0, checkpoint };
   }
+}
+
+function shapeOf(window: ListingWindow): string {
+  return `${window.page}/${window.perPage}`;
 }
 
 /** Proved ids kept: enough to find one again after the listing shifted by several pages. */

@@ -40,10 +40,13 @@ export async function* readListing(
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     let found = 0;
     for await (const page of readPages(byPage, { maxInFlight: options.maxInFlight, pageSize: perPage })) {
-      for (const item of page.items) if (!seen.has(item.id) && seen.add(item.id)) found += 1;
-      for (const bad of page.invalid) if (bad.id !== null && !seen.has(bad.id) && seen.add(bad.id)) found += 1;
+      // Later passes yield only what the passes before them missed.
+      const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
+      const items = page.items.filter((item) => isNew(item.id));
+      const invalid = page.invalid.filter((bad) => isNew(bad.id));
+      if (pass > 1) found += items.length + invalid.length;
       pages += 1;
-      yield { ...page, page: pages };
+      yield { ...page, page: pages, items, invalid };
     }
     if (pass > 1 && found === 0) return;
   }
