@@ -41,7 +41,7 @@ export async function* readListing(
     let found = 0;
     for await (const page of readPages(byPage, { maxInFlight: options.maxInFlight, pageSize: perPage })) {
       // Later passes yield only what the passes before them missed.
-      const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
+      const isNew = (id: string | null) => (id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined);
       const items = page.items.filter((item) => isNew(item.id));
       const invalid = page.invalid.filter((bad) => isNew(bad.id));
       if (pass > 1) found += items.length + invalid.length;
