@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
-import { ListingMovedError, ProtocolError } from '../../errors.js';
+import { ProtocolError } from '../../errors.js';
 import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
 import type { RawPage } from '../listing-body.js';
@@ -25,13 +25,15 @@ export interface ProvedReadOptions {
 
 /**
  * Why the listing cannot be read by overlapping windows: its pages do not start at `(page - 1) *
- * per_page` (short pages that shift the pages after them, or `per_page` ignored). The caller reads it
- * page by page instead.
+ * per_page` (short pages that shift the pages after them, or `per_page` ignored), or it moves too fast
+ * for any answer to hold a proved item. The caller reads it page by page instead.
  */
 export class WindowsMisaligned extends Error {}
 
 /** Readings without a new proved item before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
+/** Believed ends that more items followed before the listing is taken as one whose pages shift. */
+const MAX_MISPLACED_ENDS = 3;
 /** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
 const MIN_OVERLAP = 2;
 
@@ -39,8 +41,8 @@ interface Planned {
   readonly window: ListingWindow;
   readonly result: Promise<Settled>;
   settled: boolean;
-  /** Planned before the latest surprise: its answer may still prove something, but a miss means nothing. */
-  stale: boolean;
+  /** The proved end when it was planned: once that moved on, a miss or an earlier anchor means nothing. */
+  readonly basis: number;
 }
 
 type Settled = { ok: true; raw: RawPage } | { ok: false; error: unknown };
@@ -61,7 +63,7 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
   const window = new AdaptiveWindow(options.maxInFlight);
   const slots = new Slots(options.maxInFlight);
   const queue: Planned[] = [];
-  const send = (planned: ListingWindow): Planned => {
+  const send = (planned: ListingWindow, basis: number): Planned => {
     const request: PageRequest = {
       signal: abort.signal,
       first: planned.page === 1,
@@ -69,7 +71,7 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
     };
     const entry: Planned = {
       window: planned,
-      stale: false,
+      basis,
       settled: false,
       result: slots.run(() => fetch(planned, request)).then(
         (raw): Settled => ({ ok: true, raw }),
@@ -83,14 +85,14 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
   };
   try {
     for (;;) {
-      for (const planned of reading.plan(window.size - queue.length, queue.length)) queue.push(send(planned));
+      const basis = reading.provedEnd;
+      for (const planned of reading.plan(window.size - queue.length, queue.length)) queue.push(send(planned, basis));
       const head = queue.shift();
       if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
       if (!head.settled) window.grow();
       const settled = await head.result;
       if (!settled.ok) throw settled.error;
-      const outcome = reading.take(head.window, receivedOf(settled.raw), head.stale);
-      if (outcome.surprised) for (const planned of queue) planned.stale = true;
+      const outcome = reading.take(head.window, receivedOf(settled.raw), head.basis);
       if (outcome.page) yield outcome.page;
       if (outcome.done) return;
     }
@@ -102,8 +104,6 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
 
 interface Outcome {
   readonly page?: ItemPage;
-  /** What was planned after this answer assumed something it did not hold. */
-  readonly surprised: boolean;
   readonly done: boolean;
 }
 
@@ -120,6 +120,8 @@ class ProvedReading {
   private restarted = false;
   private requests = 0;
   private largestAnswer = 0;
+  private misplacedEnds = 0;
+  private rereads = 0;
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
   private endingPlanned = false;
@@ -165,26 +167,40 @@ class ProvedReading {
     return windows;
   }
 
-  take(window: ListingWindow, answer: readonly Received[], stale: boolean): Outcome {
+  get provedEnd(): number {
+    return this.end;
+  }
+
+  /** Takes the answer to `window`, planned when the proved end was `basis`. */
+  take(window: ListingWindow, answer: readonly Received[], basis: number): Outcome {
+    const outcome = this.takeAnswer(window, answer, basis);
+    // An answer that yields nothing new is a re-read: counted on the next page that does.
+    if (!outcome.page) this.rereads += 1;
+    return outcome;
+  }
+
+  private takeAnswer(window: ListingWindow, answer: readonly Received[], basis: number): Outcome {
+    const current = basis === this.end;
     const ids = answer.map((received) => received.id);
     this.checkPageIgnored(window, ids);
     this.largestAnswer = Math.max(this.largestAnswer, answer.length);
     if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
     if (window.start === 0 && answer.length === 0 && this.end === -1) return this.emptyListing(window);
     const anchor = this.chain.anchorIn(ids);
-    // A window planned before the latest surprise may hold only earlier proved items: it would take the
-    // proved end back for nothing, so only one planned from the current end may do that.
-    if (stale && anchor >= 0 && ids[anchor] !== this.chain.last) return { surprised: false, done: false };
-    if (process.env.DBG) console.log(JSON.stringify({ w: window, n: answer.length, anchor, end: this.end, last: this.chain.last, first: ids[0], lastId: ids.at(-1), stale, stuck: this.stuck, back: this.back, votes: this.votes }));
+    // A window planned before the proved end moved on may hold only earlier proved items: it would take
+    // the proved end back for nothing, so only one planned from the current end may do that.
+    if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
+    if (process.env.DBG) console.log(JSON.stringify({ w: window, n: answer.length, anchor, end: this.end, last: this.chain.last, first: ids[0], lastId: ids.at(-1), current, stuck: this.stuck, back: this.back, votes: this.votes }));
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
-    if (window.start > this.end && this.votes.shapes.size > 0 && !stale) return this.afterEnd(answer);
-    if (stale) return { surprised: false, done: false };
+    if (!current) return this.outdated();
+    if (window.start > this.end && this.votes.shapes.size > 0) return this.afterEnd(answer);
     return this.missed();
   }
 
   /** `answer` holds the proved item at `anchor` (or starts the listing): what follows it is proved. */
   private prove(window: ListingWindow, answer: readonly Received[], anchor: number): Outcome {
-    const expected = anchor >= 0 ? this.end - window.start : -1;
+    const endBefore = this.end;
+    const expected = anchor >= 0 ? endBefore - window.start : -1;
     const lastBefore = this.chain.last;
     const after = answer.slice(anchor + 1);
     const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
@@ -199,19 +215,29 @@ class ProvedReading {
     } else this.noteStuck();
     const progressed = afterIds.length > 0;
     const ends = answer.length < window.perPage && answer.at(-1)?.id === this.chain.last;
-    if (ends) this.vote(window);
-    else if (progressed) this.resetVotes();
+    if (ends) {
+      this.vote(window);
+      // Asked from past the end as last believed, and still nothing after it (the listing grew in front).
+      if (window.start > endBefore && endBefore >= 0) this.votes.nothingAfter += 1;
+    } else if (progressed) this.resetVotes();
     const confirms = this.votes.at === lastBefore && this.votes.at !== undefined && !progressed;
     const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
     if (surprised) this.replan();
-    return { page: after.length > 0 ? this.page(after) : undefined, surprised, done: this.ended() };
+    return { page: after.length > 0 ? this.page(after) : undefined, done: this.ended() };
+  }
+
+  /** An answer to a window planned from an end since proved further: plan again from where it is. */
+  private outdated(): Outcome {
+    this.replan();
+    return { done: false };
   }
 
   /** Page 1 is empty: the end, once confirmed like any other. */
   private emptyListing(window: ListingWindow): Outcome {
     this.vote(window);
+    this.votes.nothingAfter += 1;
     this.replan();
-    return { surprised: true, done: this.ended() };
+    return { done: this.ended() };
   }
 
   /** An answer for the window after the believed end. */
@@ -219,15 +245,19 @@ class ProvedReading {
     const last = answer.at(-1)?.id;
     if (answer.length === 0 || last === this.chain.last) {
       this.votes.nothingAfter += 1;
-      return { surprised: false, done: this.ended() };
+      return { done: this.ended() };
     }
-    // Items after an end that two answers agreed on: those answers were cut by the server's own page
-    // size (then use it), or its pages do not start where `per_page` says.
+    // Items after an end that answers agreed on: those answers were cut by the server's own page size
+    // (then use it), or lost their last items (read on), or the server's pages do not start where
+    // `per_page` says (short pages that shift the pages after them): then windows cannot overlap.
     if (this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
-    else throw new WindowsMisaligned('an answer shorter than asked was followed by more items');
+    else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
+      throw new WindowsMisaligned('answers shorter than asked were followed by more items');
+    }
+    this.noteStuck();
     this.resetVotes();
     this.replan();
-    return { surprised: true, done: false };
+    return { done: false };
   }
 
   /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
@@ -236,7 +266,7 @@ class ProvedReading {
     this.back = this.back === 0 ? this.overlapNow() * 2 : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
     this.resetVotes();
     this.replan();
-    return { surprised: true, done: false };
+    return { done: false };
   }
 
   /** The overlap a window of at most `maxPerPage` items can afford and still reach past the end. */
@@ -248,9 +278,7 @@ class ProvedReading {
     this.stuck += 1;
     if (this.stuck <= MAX_STUCK) return;
     if (this.restarted) {
-      throw new ListingMovedError(
-        `The listing moved faster than it could be read: ${MAX_STUCK} answers in a row proved no new item, twice; the next sync tries again.`,
-      );
+      throw new WindowsMisaligned(`${MAX_STUCK} answers in a row proved no new item, twice`);
     }
     // From page 1 nothing needs proving before the first answer: a sure way to find the ground again.
     this.restarted = true;
@@ -272,13 +300,13 @@ class ProvedReading {
   }
 
   /**
-   * The end is believed once two different windows ended at the same proved item, or one did and the
-   * window after it was empty: a server that leaves out the last items of one answer (lossy pages, a
-   * false empty page) would have to do it twice, at the same item, for two different requests.
+   * The end is believed once two different windows ended at the same proved item and the window after
+   * it held nothing more: a server that leaves out the last items of one answer (lossy pages, a false
+   * empty page) would have to do it three times, at the same item, for three different requests.
    */
   private ended(): boolean {
     const { shapes, nothingAfter } = this.votes;
-    return shapes.size >= 2 || (shapes.size >= 1 && nothingAfter >= 1);
+    return shapes.size >= 2 && nothingAfter >= 1;
   }
 
   /** A window over the proved end unlike those that already ended there. */
@@ -331,7 +359,9 @@ class ProvedReading {
       maxPerPage: this.maxPerPage,
       tail: this.chain.tail(CHECKPOINT_TAIL),
     };
-    return { page: this.pages, items, invalid, received: after.length, duplicates, rereads: 0, checkpoint };
+    const rereads = this.rereads;
+    this.rereads = 0;
+    return { page: this.pages, items, invalid, received: after.length, duplicates, rereads, checkpoint };
   }
 }
 

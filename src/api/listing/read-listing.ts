@@ -25,9 +25,11 @@ export async function* readListing(
   options: ListingReadOptions,
 ): AsyncGenerator<ItemPage> {
   let pages = 0;
+  const seen = new Set<string>();
   try {
     for await (const page of readProved(fetch, options)) {
       pages = page.page;
+      for (const item of page.items) seen.add(item.id);
       yield page;
     }
     return;
@@ -36,10 +38,9 @@ export async function* readListing(
   }
   const perPage = options.perPage;
   const byPage: FetchPage = (page, request) => fetch({ page, perPage, start: (page - 1) * perPage }, request);
-  const seen = new Set<string>();
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     let found = 0;
-    for await (const page of readPages(byPage, { maxInFlight: options.maxInFlight, pageSize: perPage })) {
+    for await (const page of readPages(byPage, { maxInFlight: options.maxInFlight, pageSize: perPage, maxPages: options.maxRequests })) {
       // Later passes yield only what the passes before them missed.
       const isNew = (id: string | null) => (id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined);
       const items = page.items.filter((item) => isNew(item.id));
