@@ -21,7 +21,8 @@ const listing = fc.record({
 const moving = fc.record({
   items: fc.nat({ max: 150 }),
   seed: fc.nat({ max: 2 ** 30 }),
-  perPage: fc.integer({ min: 4, max: 25 }),
+  // Pages of fewer than 8 items leave windows too little room to overlap (see windowAfter).
+  perPage: fc.integer({ min: 8, max: 25 }),
   maxInFlight: fc.integer({ min: 1, max: 8 }),
   shortPageRate: fc.constant(0),
   lossyShortPageRate: fc.constantFrom(0, 0.05),

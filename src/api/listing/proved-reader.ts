@@ -126,7 +126,7 @@ class ProvedReading {
   private plannedEnd: number;
   private endingPlanned = false;
   /** Answers that showed the listing ending at the proved item `at`: their windows, and empty ones after it. */
-  private votes = { at: undefined as string | undefined, shapes: new Set<string>(), nothingAfter: 0 };
+  private votes = newVotes();
   private readonly yielded: RecentIds;
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
@@ -289,13 +289,17 @@ class ProvedReading {
   }
 
   private vote(window: ListingWindow): void {
-    if (this.votes.at !== this.chain.last || this.votes.shapes.size === 0) this.resetVotes();
+    // Answers that place the end at different offsets disagree: the listing moved, or its pages do not
+    // start where `per_page` says.
+    if (this.votes.at !== this.chain.last || this.votes.offset !== this.end) this.resetVotes();
     this.votes.at = this.chain.last;
+    this.votes.offset = this.end;
     this.votes.shapes.add(shapeOf(window));
+    this.votes.count += 1;
   }
 
   private resetVotes(): void {
-    this.votes = { at: undefined, shapes: new Set(), nothingAfter: 0 };
+    this.votes = newVotes();
     this.endingPlanned = false;
   }
 
@@ -305,8 +309,8 @@ class ProvedReading {
    * empty page) would have to do it three times, at the same item, for three different requests.
    */
   private ended(): boolean {
-    const { shapes, nothingAfter } = this.votes;
-    return shapes.size >= 2 && nothingAfter >= 1;
+    const { shapes, count, nothingAfter, noOtherShape } = this.votes;
+    return (shapes.size >= 2 || (noOtherShape && count >= 2)) && nothingAfter >= 2;
   }
 
   /** A window over the proved end unlike those that already ended there. */
@@ -315,7 +319,9 @@ class ProvedReading {
       const window = windowAfter(this.end, overlap, this.maxPerPage);
       if (window && !this.votes.shapes.has(shapeOf(window))) return window;
     }
-    return null;
+    // Pages too small to hold the end in two ways: the same window, asked again.
+    this.votes.noOtherShape = true;
+    return windowAfter(this.end, this.overlapNow(), this.maxPerPage);
   }
 
   private replan(): void {
@@ -363,6 +369,17 @@ class ProvedReading {
     this.rereads = 0;
     return { page: this.pages, items, invalid, received: after.length, duplicates, rereads, checkpoint };
   }
+}
+
+function newVotes() {
+  return {
+    at: undefined as string | undefined,
+    offset: -2,
+    shapes: new Set<string>(),
+    count: 0,
+    nothingAfter: 0,
+    noOtherShape: false,
+  };
 }
 
 function shapeOf(window: ListingWindow): string {
