@@ -183,6 +183,11 @@ async function completeRun(
       relistCost: pages,
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
+    if (removals.kept > 0)
+      log.warn(
+        removals,
+        'items missing from the listing were kept at their last version: they are there but cannot be read, or may be items whose id could not be read; the next run settles them',
+      );
     deps.onPoint?.('removals-confirmed');
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());

@@ -1,5 +1,5 @@
 import type { Item } from '../domain/item.js';
-import { ProtocolError } from '../errors.js';
+import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
@@ -160,6 +160,9 @@ function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
   const result = normaliseItem(parseJsonBody(response, shown), response.body, 0);
   if (!result.ok)
-    throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
+    throw new InvalidItemError(
+      `${shown} answered an item that cannot be read: ${result.invalid.reason}.`,
+      result.invalid.reason,
+    );
   return result.item;
 }
