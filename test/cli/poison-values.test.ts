@@ -143,6 +143,8 @@ describe('values outside the limits', () => {
 
 describe('text that is not UTF-8', () => {
   it('writes every feed and the store as valid UTF-8, with U+FFFD in place of what was not, and logs the ids', async () => {
+    // A resync, so that the changes feed and `diff` carry the repaired text too.
+    await sync();
     const [f, g, h] = items() as [SimItem, SimItem, SimItem];
     poison(
       // "mug \xff\xfe": bytes that are not UTF-8.
@@ -152,10 +154,16 @@ describe('text that is not UTF-8', () => {
       { id: h.id, field: 'description', json: '"\\udc00 lamp"' },
     );
     const { summary, logs } = await sync();
-    expect(summary).toMatchObject({ status: 'complete', items: items().length, invalid: 0 });
+    expect(summary).toMatchObject({ status: 'complete', items: items().length, invalid: 0, updated: 3 });
     const strict = new TextDecoder('utf-8', { fatal: true });
     for (const file of [paths().inventoryCsv, paths().changesCsv])
       expect(() => strict.decode(readFileSync(file))).not.toThrow();
+    const changes = readCsvRecords(paths().changesCsv);
+    expect(changes.map((row) => row.title).sort()).toEqual(['cup \ufffd', 'mug \ufffd\ufffd', h.title].sort());
+    const diff = await runCli(['diff', '--format', 'json'], env);
+    expect(diff.code).toBe(0);
+    expect(() => strict.decode(Buffer.from(diff.stdout))).not.toThrow();
+    expect(querySqlite(paths().snapshotSqlite, 'SELECT title FROM changes')).toHaveLength(3);
     const rows = inventory();
     expect(rows.get(f.id)?.title).toBe('mug \ufffd\ufffd');
     expect(rows.get(g.id)?.title).toBe('cup \ufffd');
@@ -168,7 +176,7 @@ describe('text that is not UTF-8', () => {
     expect(texts.map((row) => row.title).sort()).toEqual(['cup \ufffd', 'mug \ufffd\ufffd', h.title].sort());
     // And the store itself: every version's text.
     const everything = querySqlite(paths().store, 'SELECT title, description FROM item_versions');
-    expect(everything).toHaveLength(items().length);
+    expect(everything).toHaveLength(items().length + 3);
     const warned = logs.filter((log) => String(log.msg).includes('U+FFFD'));
     expect(new Map(warned.map((log) => [log.id, log.fields]))).toEqual(
       new Map<unknown, unknown>([
