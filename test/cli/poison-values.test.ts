@@ -159,7 +159,9 @@ describe('text that is not UTF-8', () => {
     for (const file of [paths().inventoryCsv, paths().changesCsv])
       expect(() => strict.decode(readFileSync(file))).not.toThrow();
     const changes = readCsvRecords(paths().changesCsv);
-    expect(changes.map((row) => row.title).sort()).toEqual(['cup \ufffd', 'mug \ufffd\ufffd', h.title].sort());
+    expect(changes.map((row) => row.title).sort()).toEqual(
+      ['cup \ufffd', 'mug \ufffd\ufffd', h.title].sort(),
+    );
     const diff = await runCli(['diff', '--format', 'json'], env);
     expect(diff.code).toBe(0);
     expect(() => strict.decode(Buffer.from(diff.stdout))).not.toThrow();
