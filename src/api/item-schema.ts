@@ -75,7 +75,10 @@ const apiItem = z.object({
   created_at: nonEmptyText,
   price: decimal,
   original_price: z.preprocess(blankAsNull, decimal.nullish()),
-  photos_id: z.array(z.number().int()).nullish(),
+  // A photo id past 2^53 has been rounded by JSON.parse already: refused, as any value that is not exact.
+  photos_id: z
+    .array(z.number().refine(Number.isSafeInteger, 'not an exact integer within ±(2^53 - 1)'))
+    .nullish(),
   photos: z.array(text).nullish(),
   fbcomments: optionalText,
   shop: shopSummary,

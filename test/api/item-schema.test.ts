@@ -241,6 +241,11 @@ describe('values outside the limits', () => {
     expect(result.ok && result.item.quantity).toBe(expected);
   });
 
+  it('refuses a photo id that JSON.parse has rounded', () => {
+    const result = element({ price: '1', quantity: '1', photos_id: '[1, 9007199254740993]' });
+    expect(!result.ok && result.invalid.reason).toBe('photos_id.1: not an exact integer within ±(2^53 - 1)');
+  });
+
   it('replaces lone surrogates in text with U+FFFD and refuses them in an id', () => {
     const result = element({
       price: '1',
