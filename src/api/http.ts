@@ -4,6 +4,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import { ApiError, ConfigError, ProtocolError } from '../errors.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
+import { isHeaderSafe } from './server-values.js';
 import {
   classifyTransportFailure,
   errorCode,
@@ -170,6 +171,14 @@ export class HttpClient {
    */
   async request(request: HttpRequest): Promise<HttpResponse> {
     const shown = `${request.method} ${sanitizeUrl(request.path)}`;
+    // undici refuses such a header with InvalidArgumentError and, after a few, leaves later requests of
+    // the pool pending for ever (undici 7): none is ever handed to it.
+    const unsendable = Object.entries(request.headers ?? {}).find(([, value]) => !isHeaderSafe(value));
+    if (unsendable) {
+      throw new ProtocolError(
+        `${shown} was not sent: its ${unsendable[0]} header would hold characters that cannot be sent in an HTTP header`,
+      );
+    }
     const limitMs = Math.max(
       1,
       Math.min(this.totalMs, (request.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
