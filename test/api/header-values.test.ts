@@ -4,7 +4,7 @@ import { isHeaderSafe, isRequestSafe } from '../../src/api/server-values.js';
 import { ProtocolError } from '../../src/errors.js';
 import { HOSTILE_ACCESS_TOKENS } from '../helpers/hostile-tokens.js';
 import { closedAfterEach } from './helpers.js';
-import { type ScriptedServer, startScripted } from './scripted-server.js';
+import { type ScriptedServer, scriptedClient, startScripted } from './scripted-server.js';
 
 const live = closedAfterEach<ScriptedServer>();
 
@@ -43,6 +43,26 @@ describe('values that cannot be sent', () => {
       expect(live.server.requests).toHaveLength(1);
     } finally {
       await http.close();
+    }
+  });
+});
+
+describe('an item url that cannot be sent as it was handed out', () => {
+  it.each([
+    ['a line break', '/v1/items/7\r\nX-Injected: yes'],
+    ['a tab', '/v1/items/7\tX'],
+    ['a NUL', '/v1/items/7\u0000'],
+    ['a lone surrogate', '/v1/items/7\ud800'],
+  ])('%s: is refused without a request (it would fetch another item)', async (_kind, path) => {
+    live.server = await startScripted(() => ({ status: 404, body: '{}' }));
+    const client = scriptedClient(live.server.baseUrl);
+    try {
+      await expect(client.fetchItem(`${live.server.baseUrl}${path}`)).rejects.toThrow(
+        'Refusing to fetch an item by its url: the listing (GET /v1/sell/shop/items) returned a url that cannot be sent in a request.',
+      );
+      expect(live.server.requests).toHaveLength(0);
+    } finally {
+      await client.close();
     }
   });
 });
