@@ -242,7 +242,7 @@ export class TokenManager {
           signal: this.stop,
           deadline: budget.deadline,
         })
-        .then((r) => this.checkTokenResponse(r, shown)),
+        .then((r) => this.checkTokenResponse(r, shown, kind)),
     );
     const token = this.readToken(response, shown, kind);
     this.logger.debug({ grant: kind }, 'obtained a marketplace token');
@@ -256,13 +256,18 @@ export class TokenManager {
     if (token.refreshToken) this.seenTokens.add(token.refreshToken);
   }
 
-  private checkTokenResponse(response: HttpResponse, shown: string): HttpResponse {
+  private checkTokenResponse(
+    response: HttpResponse,
+    shown: string,
+    kind: StoredToken['grant'],
+  ): HttpResponse {
     if (response.status === 200) return response;
     const detail = serverMessage(response.body, this.secrets());
     if (response.status === 400 || response.status === 401) {
       throw new GrantRefused(response.status, oauthErrorCode(response.body), detail);
     }
-    if (response.status === 404)
+    // A refresh grant's 404 follows a login that worked at the same address: only the login's says where.
+    if (response.status === 404 && kind === 'password')
       throw tokenEndpointMissing(shown, detail, this.http.baseUrl, this.names.baseUrl);
     throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
   }
