@@ -23,6 +23,7 @@ import {
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
+import { isRequestSafe } from './server-values.js';
 import type { TokenStore } from './token-store.js';
 
 export type { SettingNames } from './auth.js';
@@ -140,6 +141,13 @@ export class MarketplaceClient {
    * not travel to any other host.
    */
   async fetchItem(url: string): Promise<Item | null> {
+    // URL parsing drops tabs and line breaks silently: such a url would fetch another item, whose 404
+    // would pass for this one's removal.
+    if (!isRequestSafe(url) || /\s/.test(url)) {
+      throw new ProtocolError(
+        `Refusing to fetch an item by its url: the listing (GET /v1/sell/shop/items) returned a url that cannot be sent in a request.`,
+      );
+    }
     const path = this.http.pathWithin(url);
     if (path === undefined) {
       const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });

@@ -62,6 +62,16 @@ export interface Faults {
   refreshDeadEnd: boolean;
   ignorePage: boolean;
   moving: MovingFault | null;
+  /**
+   * Values the token endpoint hands out in place of the tokens it issues (hostile-token tests: CR/LF, NUL,
+   * characters beyond Latin-1). The API refuses them like any unknown token.
+   */
+  tokenValues: TokenValues | null;
+}
+
+export interface TokenValues {
+  accessToken?: string;
+  refreshToken?: string;
 }
 
 /** An item exactly as a correct client must normalise it. */
@@ -124,7 +134,8 @@ export type FaultKind =
   | 'refreshDeadEnd'
   | 'ignorePage'
   | 'moveInsert'
-  | 'moveRemove';
+  | 'moveRemove'
+  | 'tokenValue';
 
 export type GrantType = 'client_credentials' | 'password' | 'refresh_token';
 
