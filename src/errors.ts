@@ -112,6 +112,19 @@ export class ListingMovedError extends ShopSyncError {
 }
 
 /**
+ * An item's own URL answered an item that cannot be read (a value outside the limits): the item is
+ * there, so it is not removed, but it is invalid. `reason` is the item's, without the request.
+ */
+export class InvalidItemError extends ProtocolError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * The SQLite store or a feed file could not be read or written. `path` names the file. A retryable
  * store error is one another process holds locked (STORE_LOCKED): it goes away when that process is done.
  */

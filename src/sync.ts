@@ -10,6 +10,8 @@ import {
 import { parseCheckpoint } from './api/listing/checkpoint.js';
 import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
+import type { Item } from './domain/item.js';
+import { ITEM_FIELDS } from './domain/item-fields.js';
 import { InterruptedError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
@@ -184,6 +186,11 @@ async function completeRun(
       relistCost: pages,
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
+    if (removals.kept > 0)
+      log.warn(
+        removals,
+        'items missing from the listing were kept at their last version: they are there but cannot be read, or may be items whose id could not be read; the next run settles them',
+      );
     deps.onPoint?.('removals-confirmed');
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
@@ -238,6 +245,14 @@ class ReadingWatch {
   page(page: ItemPage): void {
     for (const bad of page.invalid)
       this.log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
+    for (const item of page.items) {
+      const fields = replacedText(item);
+      if (fields.length > 0)
+        this.log.warn(
+          { id: item.id, page: page.page, fields },
+          'item text held bytes that are not UTF-8 or lone surrogates; each was replaced by U+FFFD',
+        );
+    }
     this.progress.pages += 1;
     this.progress.items += page.items.length;
     this.progress.invalid += page.invalid.length;
@@ -259,6 +274,32 @@ class ReadingWatch {
     );
   }
 }
+
+/** The item's text fields (the id is never one: `identifier` refuses it). */
+const TEXT_FIELDS = ITEM_FIELDS.filter((field) => field.kind === 'text' || field.kind === 'list').map(
+  (field) => field.name,
+);
+
+/**
+ * The text fields of `item` holding U+FFFD: what the body's decoding put for bytes that were not UTF-8,
+ * and normalisation for lone surrogates (`wellFormed`). A server that sends U+FFFD itself is reported
+ * too: rare, and worth a look either way.
+ */
+function replacedText(item: Item): string[] {
+  const fields: string[] = [];
+  for (const name of TEXT_FIELDS) {
+    const value = item[name];
+    if (
+      typeof value === 'string'
+        ? value.includes('\ufffd')
+        : Array.isArray(value) && value.some(hasReplacement)
+    )
+      fields.push(name);
+  }
+  return fields;
+}
+
+const hasReplacement = (value: unknown) => typeof value === 'string' && value.includes('\ufffd');
 
 /** A run reading more pages than this many times, and this many more than, the previous complete run is worth a warning. */
 const FAR_LONGER = { factor: 3, pages: 10 };

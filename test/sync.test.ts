@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { AppConfig } from '../src/config.js';
 import { findShop } from '../src/config.js';
 import { diffRuns } from '../src/diff.js';
-import { ApiError, CredentialsError, InterruptedError } from '../src/errors.js';
+import { ApiError, ConfigError, CredentialsError, InterruptedError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
 import { openStore, type Store } from '../src/store/open.js';
@@ -176,7 +176,7 @@ describe('runSync against the simulator', () => {
     expect(inspect((s) => diffAsTruth(diffRuns(s, 2, 3)))).toEqual(sortedTruth(truth));
   });
 
-  it('fails with the API unreachable and leaves the previous snapshot as it was', async () => {
+  it('fails naming MARKETPLACE_BASE_URL when nothing ever answered there, and leaves the previous snapshot as it was', async () => {
     await sync();
     const unreachable = simConfig(sim, temp.dir, { MARKETPLACE_BASE_URL: 'http://127.0.0.1:9' });
     const failure = runSync(findShop(unreachable, 'shop'), {
@@ -184,8 +184,10 @@ describe('runSync against the simulator', () => {
       log: silentLogger(),
       retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2, budgetMs: 1000 },
     });
-    await expect(failure).rejects.toThrow(ApiError);
-    await expect(failure).rejects.toThrow(/^POST \/v1\/oauth\/token failed/);
+    await expect(failure).rejects.toThrow(ConfigError);
+    await expect(failure).rejects.toThrow(
+      /^MARKETPLACE_BASE_URL is http:\/\/127\.0\.0\.1:9, but nothing accepts connections at 127\.0\.0\.1:9 \(ECONNREFUSED, after 2 attempts/,
+    );
     expectIntactFirstRun();
   });
 

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { ApiError, CredentialsError, ProtocolError } from '../errors.js';
+import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { failedResponse, type RetryBudget, withRetry } from './retry.js';
+import { sanitizeUrl } from './sanitize.js';
 import { serverMessage } from './server-message.js';
+import { headerValueFrom, requestValueFrom } from './server-values.js';
 import { MemoryTokenStore, type StoredToken, type TokenStore } from './token-store.js';
 
 export interface Credentials {
@@ -240,7 +242,7 @@ export class TokenManager {
           signal: this.stop,
           deadline: budget.deadline,
         })
-        .then((r) => this.checkTokenResponse(r, shown)),
+        .then((r) => this.checkTokenResponse(r, shown, kind)),
     );
     const token = this.readToken(response, shown, kind);
     this.logger.debug({ grant: kind }, 'obtained a marketplace token');
@@ -254,12 +256,19 @@ export class TokenManager {
     if (token.refreshToken) this.seenTokens.add(token.refreshToken);
   }
 
-  private checkTokenResponse(response: HttpResponse, shown: string): HttpResponse {
+  private checkTokenResponse(
+    response: HttpResponse,
+    shown: string,
+    kind: StoredToken['grant'],
+  ): HttpResponse {
     if (response.status === 200) return response;
     const detail = serverMessage(response.body, this.secrets());
     if (response.status === 400 || response.status === 401) {
       throw new GrantRefused(response.status, oauthErrorCode(response.body), detail);
     }
+    // A refresh grant's 404 follows a login that worked at the same address: only the login's says where.
+    if (response.status === 404 && kind === 'password')
+      throw tokenEndpointMissing(shown, detail, this.http.baseUrl, this.names.baseUrl);
     throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
   }
 
@@ -273,8 +282,12 @@ export class TokenManager {
     const parsed = TokenResponse.safeParse(json);
     if (!parsed.success) throw new ProtocolError(`${shown} answered HTTP 200 without a usable access_token`);
     const { access_token, expires_in, refresh_token } = parsed.data;
+    // Secrets before checks: even a token refused here must never reach a log or a message.
     this.seenTokens.add(access_token);
     if (refresh_token) this.seenTokens.add(refresh_token);
+    const source = { request: shown, endpoint: 'the token endpoint' };
+    headerValueFrom(source, 'an access_token', access_token);
+    if (refresh_token) requestValueFrom(source, 'a refresh_token', refresh_token);
     return {
       accessToken: access_token,
       refreshToken: refresh_token ?? null,
@@ -295,6 +308,26 @@ function oauthErrorCode(body: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A 404 from the token endpoint: the server at the base URL has no `/v1/oauth/token`, so the base URL is
+ * not the marketplace's. Said as a setting error with the likeliest fix: a base URL that already ends in
+ * `/v1` (shop-sync adds it), another path, or a host that is not the marketplace.
+ */
+function tokenEndpointMissing(shown: string, detail: string, baseUrl: URL, setting: string): ConfigError {
+  const path = baseUrl.pathname.replace(/\/+$/, '');
+  const root = sanitizeUrl(new URL('/', baseUrl), { pathOnly: false }).replace(/\/$/, '');
+  const hint = /\/v1$/i.test(path)
+    ? `${setting} ends in /v1, which shop-sync adds itself: set it to ${sanitizeUrl(new URL(`${path.slice(0, -3)}/`, baseUrl), { pathOnly: false }).replace(/\/$/, '')}`
+    : path !== ''
+      ? `${setting} has the path ${path}; the marketplace's API is usually at the root of its host (${root})`
+      : `check that ${setting} (${root}) is the marketplace's address`;
+  const said = detail === '' ? '' : ` (${detail})`;
+  return new ConfigError(
+    setting,
+    `${shown} answered HTTP 404${said}: there is no token endpoint there; ${hint}.`,
+  );
 }
 
 /** Which credentials the password grant's refusal points at, per RFC 6749 section 5.2. */

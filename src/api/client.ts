@@ -1,5 +1,5 @@
 import type { Item } from '../domain/item.js';
-import { ProtocolError } from '../errors.js';
+import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
@@ -19,6 +19,7 @@ import {
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
+import { isRequestSafe } from './server-values.js';
 import type { TokenStore } from './token-store.js';
 
 export type { SettingNames } from './auth.js';
@@ -149,6 +150,13 @@ export class MarketplaceClient {
    * not travel to any other host.
    */
   async fetchItem(url: string): Promise<Item | null> {
+    // URL parsing drops tabs and line breaks silently: such a url would fetch another item, whose 404
+    // would pass for this one's removal.
+    if (!isRequestSafe(url) || /\s/.test(url)) {
+      throw new ProtocolError(
+        `Refusing to fetch an item by its url: the listing (GET /v1/sell/shop/items) returned a url that cannot be sent in a request.`,
+      );
+    }
     const path = this.http.pathWithin(url);
     if (path === undefined) {
       const shownUrl = sanitizeUrl(this.http.resolve(url) ?? url, { pathOnly: false });
@@ -169,6 +177,9 @@ function readItem(response: HttpResponse, shown: string): Item | null {
   if (response.status !== 200) return null;
   const result = normaliseItem(parseJsonBody(response, shown), response.body, 0);
   if (!result.ok)
-    throw new ProtocolError(`${shown} answered an item that cannot be read: ${result.invalid.reason}.`);
+    throw new InvalidItemError(
+      `${shown} answered an item that cannot be read: ${result.invalid.reason}.`,
+      result.invalid.reason,
+    );
   return result.item;
 }

@@ -1,9 +1,18 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
-import { ApiError, ConfigError } from '../errors.js';
+import { ApiError, ConfigError, ProtocolError } from '../errors.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
+import { isHeaderSafe } from './server-values.js';
+import {
+  classifyTransportFailure,
+  errorCode,
+  FIRST_CONTACT_MS,
+  hasAnswered,
+  markAnswered,
+  settingError,
+} from './transport-failure.js';
 
 export interface HttpTimeouts {
   readonly connectMs: number;
@@ -162,6 +171,14 @@ export class HttpClient {
    */
   async request(request: HttpRequest): Promise<HttpResponse> {
     const shown = `${request.method} ${sanitizeUrl(request.path)}`;
+    // undici refuses such a header with InvalidArgumentError and, after a few, leaves later requests of
+    // the pool pending for ever (undici 7): none is ever handed to it.
+    const unsendable = Object.entries(request.headers ?? {}).find(([, value]) => !isHeaderSafe(value));
+    if (unsendable) {
+      throw new ProtocolError(
+        `${shown} was not sent: its ${unsendable[0]} header would hold characters that cannot be sent in an HTTP header`,
+      );
+    }
     const limitMs = Math.max(
       1,
       Math.min(this.totalMs, (request.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
@@ -179,6 +196,7 @@ export class HttpClient {
         signal,
       });
       status = response.statusCode;
+      markAnswered(this.baseUrl.origin);
       this.events.response?.(status);
       const body = await response.body.text();
       if (status >= 300 && status < 400) throw this.redirected(request, shown, status, response.headers);
@@ -237,7 +255,27 @@ export class HttpClient {
         },
       );
     }
-    return new TransientError(shown, networkProblem(error), undefined, undefined, { cause: error });
+    if (error instanceof undiciErrors.InvalidArgumentError) {
+      // Nothing was sent: a value in the request (a header) is not valid HTTP, and never will be.
+      return new ProtocolError(
+        `${shown} could not be sent: the request holds a value that is not valid HTTP (${error.code})`,
+        { cause: error },
+      );
+    }
+    const kind = classifyTransportFailure(error);
+    const code = errorCode(error) ?? 'no code';
+    if (kind === 'tls') return settingError(kind, code, this.baseUrl, this.baseUrlSetting, '');
+    const firstContact = kind !== 'other' && !hasAnswered(this.baseUrl.origin);
+    const shortWindow = firstContact
+      ? {
+          ms: FIRST_CONTACT_MS,
+          giveUp: (tried: string) => settingError(kind, code, this.baseUrl, this.baseUrlSetting, tried),
+        }
+      : undefined;
+    return new TransientError(shown, networkProblem(error), undefined, undefined, {
+      cause: error,
+      shortWindow,
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { type Decimal, parseDecimal } from '../domain/decimal.js';
+import { type Decimal, readDecimal, shownLiteral } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
-import { isBlank, isPublished, logoUrl } from './item-values.js';
+import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 import { type ObjectLayout, type ObjectSource, objectSource } from './json-source.js';
 import { wellFormedItem } from './well-formed-item.js';
 
@@ -11,60 +11,75 @@ import { wellFormedItem } from './well-formed-item.js';
  * from it (flags and counts as strings, empty strings for absent prices), and normalised to `Item`.
  */
 
-/** A price: an exact decimal that is not negative (a negative price is a broken record, not a sale). */
+/**
+ * A price: an exact decimal within DECIMAL_LIMITS that is not negative (a negative price is a broken
+ * record, not a sale).
+ */
 const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decimal => {
-  const parsed = parseDecimal(value);
-  if (parsed === undefined) {
-    ctx.addIssue({ code: 'custom', message: `not a decimal number: ${JSON.stringify(value).slice(0, 40)}` });
+  const reading = readDecimal(value);
+  if (!reading.ok) {
+    ctx.addIssue({ code: 'custom', message: reading.reason });
     return z.NEVER;
   }
-  if (parsed.startsWith('-')) {
-    ctx.addIssue({ code: 'custom', message: `a price cannot be negative: ${parsed}` });
+  if (reading.value.startsWith('-')) {
+    ctx.addIssue({ code: 'custom', message: `a price cannot be negative: ${reading.value}` });
     return z.NEVER;
   }
-  return parsed;
+  return reading.value;
 });
 
 const blankAsNull = (value: unknown) => (isBlank(value) ? null : value);
 
-const identifier = z.union([z.string().min(1), z.number().int()]).transform(String);
-const optionalText = z
-  .string()
-  .nullish()
-  .transform((value) => value ?? null);
-const count = z.union([
-  z.number().int(),
-  z
-    .string()
-    .trim()
-    .regex(/^-?\d+$/)
-    .transform(Number),
-]);
+/** Text as kept: every lone surrogate replaced (`wellFormed`), so that every file holds valid UTF-8. */
+const text = z.string().transform(wellFormed);
+const nonEmptyText = z.string().min(1).transform(wellFormed);
+
+/** An id is an identity: rewriting a lone surrogate could make two items one, so such an id is refused. */
+const identifier = z
+  .union([z.string().min(1), z.number().int()])
+  .transform(String)
+  .refine(isWellFormed, { message: 'the id holds a lone surrogate, which no file can store as UTF-8' });
+const optionalText = text.nullish().transform((value) => value ?? null);
+/** `exactQuantity`: an exact integer within ±(2^53 − 1), or the item is invalid; never rounded. */
+const count = z.union([z.string(), z.number()]).transform((value, ctx): number => {
+  const quantity = exactQuantity(value);
+  if (quantity === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `not an exact integer within ±(2^53 - 1): ${shownLiteral(value)}`,
+    });
+    return z.NEVER;
+  }
+  return quantity;
+});
 
 const published = z.unknown().optional().transform(isPublished);
 const shopImage = z.unknown().optional().transform(logoUrl);
 
 const shopSummary = z.object({
   id: identifier,
-  url: z.string().min(1),
-  name: z.string(),
+  url: nonEmptyText,
+  name: text,
   image: shopImage,
-  items_url: z.string().min(1),
+  items_url: nonEmptyText,
 });
 
 const apiItem = z.object({
   id: identifier,
-  title: z.string(),
+  title: text,
   currency: optionalText,
   description: optionalText,
   raw_description: optionalText,
   published,
-  url: z.string().min(1),
-  created_at: z.string().min(1),
+  url: nonEmptyText,
+  created_at: nonEmptyText,
   price: decimal,
   original_price: z.preprocess(blankAsNull, decimal.nullish()),
-  photos_id: z.array(z.number().int()).nullish(),
-  photos: z.array(z.string()).nullish(),
+  // A photo id past 2^53 has been rounded by JSON.parse already: refused, as any value that is not exact.
+  photos_id: z
+    .array(z.number().refine(Number.isSafeInteger, 'not an exact integer within ±(2^53 - 1)'))
+    .nullish(),
+  photos: z.array(text).nullish(),
   fbcomments: optionalText,
   shop: shopSummary,
   quantity: count,
@@ -74,7 +89,7 @@ const apiItem = z.object({
 export type NormalisedItem = { ok: true; item: Item } | { ok: false; invalid: InvalidItem };
 
 /** Fields read from their literal text when sent as JSON numbers, so that no double rounds them. */
-const EXACT_NUMBER_FIELDS = ['id', 'price', 'original_price'] as const;
+const EXACT_NUMBER_FIELDS = ['id', 'price', 'original_price', 'quantity'] as const;
 
 /** Which members of a listing element the schemas read, from their shapes: the others are `Item.raw`. */
 export const ITEM_LAYOUT: ObjectLayout = {
@@ -158,7 +173,8 @@ export function normaliseBySchema({ json, raw }: ParsedElement, page: number): N
  */
 export function readableId(json: unknown): string | null {
   const id = (json as { id?: unknown } | null)?.id;
-  if (typeof id === 'string') return id === '' ? null : id;
+  // Logged and stored beside the run: written as UTF-8, like everything else.
+  if (typeof id === 'string') return id === '' ? null : wellFormed(id);
   if (typeof id === 'number' && Number.isInteger(id)) return String(id);
   return null;
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError } from '../errors.js';
+import { ApiError, type ShopSyncError } from '../errors.js';
 import type { Logger } from '../log.js';
 
 /** How hard to try one logical request before giving up. Delays grow as `baseDelayMs * 2^(attempt-1)`,
@@ -70,7 +70,7 @@ export class TransientError extends ApiError {
     status?: number,
     /** The wait the server asked for (Retry-After), in milliseconds. */
     readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; shortWindow?: ShortWindow },
   ) {
     super(
       status === undefined
@@ -80,7 +80,21 @@ export class TransientError extends ApiError {
       status,
       options,
     );
+    this.shortWindow = options?.shortWindow;
   }
+
+  /** Set when this failure is worth only a few seconds of the budget (see ShortWindow). */
+  readonly shortWindow: ShortWindow | undefined;
+}
+
+/**
+ * A failure that is more likely a wrong setting than an outage (a refused connection before the server
+ * ever answered): retried for `ms` from the budget's start, to ride out a restart, then ended with the
+ * error `giveUp` makes of how hard it was tried.
+ */
+export interface ShortWindow {
+  readonly ms: number;
+  readonly giveUp: (tried: string) => ShopSyncError;
 }
 
 /** Statuses worth another attempt: rate limiting, request timeout and every server-side failure. */
@@ -149,6 +163,9 @@ export async function withRetry<T>(context: RetryContext, attempt: (n: number) =
       if (!(error instanceof TransientError)) throw error;
       budget.attempts += 1;
       const next = nextWait(error, n, budget);
+      const window = error.shortWindow;
+      if (window && (n >= maxAttempts || next.giveUp || elapsedAfter(budget, next.delayMs) >= window.ms))
+        throw window.giveUp(budget.spent());
       if (n >= maxAttempts || next.giveUp) throw exhausted(error, budget, next.askedWaitMs);
       // One or two retries absorb routine hiccups (a 429, a restart); a third in a row is worth a warning.
       logger[n >= 3 ? 'warn' : 'debug'](
@@ -158,6 +175,11 @@ export async function withRetry<T>(context: RetryContext, attempt: (n: number) =
       await sleep(next.delayMs, undefined, { signal });
     }
   }
+}
+
+/** Milliseconds of the budget spent once a wait of `delayMs` is over. */
+function elapsedAfter(budget: RetryBudget, delayMs: number): number {
+  return Date.now() + delayMs - budget.startedAt;
 }
 
 interface Wait {

@@ -1,6 +1,6 @@
 import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import type { Item } from '../domain/item.js';
-import { isBlank, isPublished, logoUrl } from './item-values.js';
+import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 
 /**
  * The item schema's fast path: a listing element of the usual well-formed shape as the Item the schema
@@ -24,7 +24,8 @@ export function wellFormedItem(json: unknown, raw: string): Item | undefined {
     created_at: nonEmpty(json.created_at),
     url: nonEmpty(json.url),
     web_url: optionalText(json.web_url),
-    photos: list(json.photos, isString),
+    // A photo URL with a lone surrogate is rare: the schema repairs it, this path leaves it to the schema.
+    photos: list(json.photos, isKeptString),
     photos_id: list(json.photos_id, isSafeInteger),
     description: optionalText(json.description),
     raw_description: optionalText(json.raw_description),
@@ -54,28 +55,30 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
+/** An element of `photos` as the schema keeps it: text, lone surrogates replaced. */
+const isKeptString = (value: unknown): value is string => isString(value) && isWellFormed(value);
 const isSafeInteger = (value: unknown): value is number => Number.isSafeInteger(value);
 
-/** `z.union([z.string().min(1), z.number().int()]).transform(String)` */
+/** `z.union([z.string().min(1), z.number().int()]).transform(String)`, well-formed (else refused) */
 function identifier(value: unknown): string | Unusual {
-  if (typeof value === 'string') return value === '' ? UNUSUAL : value;
+  if (typeof value === 'string') return value === '' || !isWellFormed(value) ? UNUSUAL : value;
   return isSafeInteger(value) ? String(value) : UNUSUAL;
 }
 
-/** `z.string()` */
+/** `z.string()`, well-formed (`wellFormed`) */
 function text(value: unknown): string | Unusual {
-  return isString(value) ? value : UNUSUAL;
+  return isString(value) ? wellFormed(value) : UNUSUAL;
 }
 
-/** `z.string().min(1)` */
+/** `z.string().min(1)`, well-formed */
 function nonEmpty(value: unknown): string | Unusual {
-  return isString(value) && value !== '' ? value : UNUSUAL;
+  return isString(value) && value !== '' ? wellFormed(value) : UNUSUAL;
 }
 
-/** `z.string().nullish()`, absent as null. */
+/** `z.string().nullish()`, absent as null, well-formed. */
 function optionalText(value: unknown): string | null | Unusual {
   if (value === null || value === undefined) return null;
-  return isString(value) ? value : UNUSUAL;
+  return isString(value) ? wellFormed(value) : UNUSUAL;
 }
 
 /** The schema's `decimal`, for a price it accepts (parseDecimal refuses what z.number() does not take). */
@@ -85,13 +88,10 @@ function price(value: unknown): Decimal | Unusual {
   return parsed === undefined || parsed.startsWith('-') ? UNUSUAL : parsed;
 }
 
-/** The schema's `count` for a whole number, or digits with no space around them. */
+/** The schema's `count` (`exactQuantity`). */
 function count(value: unknown): number | Unusual {
-  if (isSafeInteger(value)) return value;
-  return isString(value) && DIGITS.test(value) ? Number(value) : UNUSUAL;
+  return exactQuantity(value) ?? UNUSUAL;
 }
-
-const DIGITS = /^-?\d+$/;
 
 /** `z.array(…).nullish()`, absent as empty. */
 function list<T>(value: unknown, isElement: (element: unknown) => element is T): readonly T[] | Unusual {

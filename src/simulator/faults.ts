@@ -17,6 +17,7 @@ export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   refreshDeadEnd: false,
   ignorePage: false,
   moving: null,
+  tokenValues: null,
 });
 
 function checkRate(name: string, value: number): void {
@@ -49,6 +50,7 @@ export function mergeFaults(current: Readonly<Faults>, update: Partial<Faults>):
     if (!(next[name] >= 0 && Number.isFinite(next[name])))
       throw new RangeError(`faults.${name} must be >= 0, got ${next[name]}`);
   }
+  if (next.tokenValues) next.tokenValues = { ...next.tokenValues };
   if (next.moving) {
     checkCount('moving.insertBeforeEvery', next.moving.insertBeforeEvery, true);
     checkCount('moving.removeBehindEvery', next.moving.removeBehindEvery, true);

@@ -13,6 +13,7 @@ export type {
   MovingFault,
   Mutation,
   MutationTruth,
+  Poison,
   SimCredentials,
   SimItem,
   SimStats,

@@ -79,6 +79,7 @@ const FAULT_KINDS: readonly FaultKind[] = [
   'ignorePage',
   'moveInsert',
   'moveRemove',
+  'tokenValue',
 ];
 const GRANTS: readonly GrantType[] = ['client_credentials', 'password', 'refresh_token'];
 
@@ -165,6 +166,15 @@ export class Marketplace {
     const result = this.tokens.grant(params);
     if (result.status === 200) this.counters.tokenRequests[result.grant] += 1;
     else this.counters.tokenRefusals += 1;
+    const hostile = this.currentFaults.tokenValues;
+    if (result.status === 200 && hostile) {
+      const body = { ...result.body };
+      if (hostile.accessToken !== undefined) body.access_token = hostile.accessToken;
+      if (hostile.refreshToken !== undefined && 'refresh_token' in body)
+        body.refresh_token = hostile.refreshToken;
+      this.countFault('tokenValue');
+      return json(200, body, { 'cache-control': 'no-store' });
+    }
     return json(result.status, result.body, { 'cache-control': 'no-store' });
   }
 
@@ -229,7 +239,10 @@ export class Marketplace {
   }
 
   issuedTokens(): string[] {
-    return this.tokens.issued();
+    // Hostile values handed out count as issued: they too must never reach a log or a message.
+    const hostile = this.currentFaults.tokenValues;
+    const handedOut = [hostile?.accessToken, hostile?.refreshToken].filter((v) => v !== undefined);
+    return [...this.tokens.issued(), ...handedOut];
   }
 
   moves(): Move[] {

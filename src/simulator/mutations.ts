@@ -4,7 +4,7 @@ import type { Prng } from './prng.js';
 import { PRICE_REPRS, type PriceRepr, randomUnits, renderPrice, type SimRecord } from './record.js';
 import { canonicalPrice } from './render.js';
 import { mutationTitle } from './texts.js';
-import type { FieldChange, Mutation, MutationTruth } from './types.js';
+import type { FieldChange, Mutation, MutationTruth, Poison } from './types.js';
 
 type Changes = Partial<Record<TrackedField, FieldChange>>;
 type Edit = (record: SimRecord, rng: Prng) => Changes;
@@ -123,5 +123,48 @@ export function applyMutation(catalogue: Catalogue, m: Mutation, rng: Prng): Mut
     catalogue.restore(id);
     truth.added.push(id);
   }
+  for (const poison of m.poison ?? []) poisonRecord(catalogue, poison);
+  for (const id of m.cure ?? []) {
+    const record = listedRecord(catalogue, id, 'cure');
+    delete record.poison;
+    catalogue.changed(record);
+  }
   return truth;
+}
+
+/** The most a poisoned value may be padded to: far past any response cap, well within a Buffer. */
+const MAX_PAD = 512 * 1024 * 1024;
+
+/**
+ * Makes a listed item send `poison.field` as the poison's bytes from now on. Its values do not change:
+ * a correct client reports it invalid (the truth is unchanged, so no change is reported).
+ */
+function poisonRecord(catalogue: Catalogue, poison: Poison): void {
+  const record = listedRecord(catalogue, poison.id, 'poison');
+  if (typeof poison.field !== 'string' || poison.field === '')
+    throw new RangeError('mutation.poison needs a field');
+  if ((poison.json === undefined) === (poison.hex === undefined))
+    throw new RangeError('mutation.poison needs exactly one of json and hex');
+  const bytes =
+    poison.json !== undefined ? Buffer.from(String(poison.json)) : Buffer.from(String(poison.hex), 'hex');
+  const pad = poison.padZeros ?? 0;
+  if (!Number.isInteger(pad) || pad < 0 || pad > MAX_PAD)
+    throw new RangeError(`mutation.poison.padZeros must be an integer from 0 to ${MAX_PAD}`);
+  const members = new Map(record.poison);
+  members.set(poison.field, pad === 0 ? bytes : padded(bytes, pad));
+  record.poison = members;
+  catalogue.changed(record);
+}
+
+/** `bytes` with `pad` zeros after its first digit (or at its end when it has none). */
+function padded(bytes: Buffer, pad: number): Buffer {
+  const at = bytes.findIndex((byte) => byte >= 0x30 && byte <= 0x39);
+  const split = at === -1 ? bytes.length : at + 1;
+  return Buffer.concat([bytes.subarray(0, split), Buffer.alloc(pad, 0x30), bytes.subarray(split)]);
+}
+
+function listedRecord(catalogue: Catalogue, id: string, what: string): SimRecord {
+  const record = catalogue.get(id);
+  if (!record) throw new RangeError(`cannot ${what} ${id}: it is not listed`);
+  return record;
 }

@@ -43,6 +43,11 @@ export interface SimRecord {
   readonly shipping: number;
   readonly views: number;
   json: Buffer | undefined;
+  /**
+   * Poisoned members (`Mutation.poison`): member name to the exact bytes sent as its value, which need
+   * not be JSON's idea of a sane value, nor UTF-8. Absent on every healthy record.
+   */
+  poison?: ReadonlyMap<string, Buffer>;
 }
 
 /** A new price in the same scale as the record's, for generation and mutation. */

@@ -100,8 +100,23 @@ function renderRecord(record: SimRecord, ctx: RenderContext): string {
 
 /** The record's JSON as UTF-8, rendered on first use and again after a change; pages are concatenated bytes. */
 export function recordJson(record: SimRecord, ctx: RenderContext): Buffer {
-  if (record.json === undefined) record.json = ctx.arena.store(renderRecord(record, ctx));
+  if (record.json === undefined) {
+    const json = renderRecord(record, ctx);
+    record.json = record.poison ? poisoned(json, record.poison) : ctx.arena.store(json);
+  }
   return record.json;
+}
+
+/** The item's JSON `json` with each poisoned member's value replaced by (or added as) its bytes. */
+function poisoned(json: string, poison: ReadonlyMap<string, Buffer>): Buffer {
+  const members = Object.entries(JSON.parse(json) as Record<string, unknown>);
+  const parts: Buffer[] = [];
+  const write = (name: string, value: Buffer) =>
+    parts.push(Buffer.from(`${parts.length === 0 ? '{' : ','}${JSON.stringify(name)}:`), value);
+  for (const [name, value] of members) write(name, poison.get(name) ?? Buffer.from(JSON.stringify(value)));
+  for (const [name, value] of poison) if (!members.some(([member]) => member === name)) write(name, value);
+  parts.push(Buffer.from('}'));
+  return Buffer.concat(parts);
 }
 
 export function canonicalPrice(units: number, scale: number): Decimal {

@@ -62,6 +62,16 @@ export interface Faults {
   refreshDeadEnd: boolean;
   ignorePage: boolean;
   moving: MovingFault | null;
+  /**
+   * Values the token endpoint hands out in place of the tokens it issues (hostile-token tests: CR/LF, NUL,
+   * characters beyond Latin-1). The API refuses them like any unknown token.
+   */
+  tokenValues: TokenValues | null;
+}
+
+export interface TokenValues {
+  accessToken?: string;
+  refreshToken?: string;
 }
 
 /** An item exactly as a correct client must normalise it. */
@@ -77,8 +87,27 @@ export interface Mutation {
   remove?: number;
   /** Previously removed ids, brought back with their last values. */
   restore?: readonly string[];
+  /** Listed items that start sending a hostile value in one member (see `Poison`); applied after the rest. */
+  poison?: readonly Poison[];
+  /** Listed items whose poisoned members go back to what they sent before (all of them). */
+  cure?: readonly string[];
   /** Re-render prices in another JSON representation without changing their value. */
   representation?: number;
+}
+
+/**
+ * One member of one item sent as chosen bytes: `json` (JSON text, written as is: `"1e999999999"`,
+ * `9223372036854775807`, `"\\ud800"`), or `hex` (raw bytes, e.g. invalid UTF-8 `22ff22`). `padZeros`
+ * inserts that many `0` digits after the value's first digit (a literal of millions of digits, without
+ * sending them to the admin port). A member the item does not send is added; `id` poisons the id the
+ * item sends, not the one it is known by (its URL keeps working).
+ */
+export interface Poison {
+  id: string;
+  field: string;
+  json?: string;
+  hex?: string;
+  padZeros?: number;
 }
 
 export interface FieldChange {
@@ -105,7 +134,8 @@ export type FaultKind =
   | 'refreshDeadEnd'
   | 'ignorePage'
   | 'moveInsert'
-  | 'moveRemove';
+  | 'moveRemove'
+  | 'tokenValue';
 
 export type GrantType = 'client_credentials' | 'password' | 'refresh_token';
 

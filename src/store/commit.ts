@@ -24,7 +24,11 @@ export function commitRun(store: Store, run: number, guard: () => void, now = ne
                   (SELECT count(*) FROM item_versions WHERE valid_to_run = @run) AS closed,
                   (SELECT count(*) FROM item_versions c WHERE c.valid_to_run = @run AND EXISTS
                      (SELECT 1 FROM item_versions o WHERE o.id = c.id AND o.valid_from_run = @run)) AS updated,
-                  (SELECT count(*) FROM invalid_items WHERE run = @run) AS invalid`,
+                  -- Each invalid id once; an item without a readable id once, unless an item found
+                  -- invalid at its own URL (page 0) while confirming removals may be that one.
+                  (SELECT count(DISTINCT id) FROM invalid_items WHERE run = @run)
+                    + max(0, (SELECT count(*) FROM invalid_items WHERE run = @run AND id IS NULL)
+                             - (SELECT count(*) FROM invalid_items WHERE run = @run AND page = 0)) AS invalid`,
         )
         .get({ run }) as Record<'pages' | 'items' | 'opened' | 'closed' | 'updated' | 'invalid', number>;
       const result: RunCounts = {

@@ -1,8 +1,8 @@
 import type { Item } from '../domain/item.js';
-import { ApiError, ProtocolError } from '../errors.js';
+import { ApiError, InvalidItemError, ProtocolError } from '../errors.js';
 import { closeRemoved, forEachCandidateSlice, isRemovalCandidate } from './candidates.js';
 import type { Store } from './open.js';
-import { stageConfirmed } from './staging.js';
+import { stageConfirmed, stageInvalidAtUrl } from './staging.js';
 
 /** The item at `url`: null when the marketplace says it is gone. */
 export type FetchItem = (url: string) => Promise<Item | null>;
@@ -20,6 +20,11 @@ export interface RemovalSources {
 export interface RemovalCheck {
   /** Items the listing did not show that are still there: written, not retired. */
   stillPresent: number;
+  /**
+   * Items the listing did not show that were kept at their last version: their URL answered an item
+   * that cannot be read, or the listing held items without a readable id that may be them.
+   */
+  kept: number;
   /** Items confirmed gone: retired by this run (visible once it is complete). */
   gone: number;
   /** Whether the listing was read a second time. */
@@ -47,20 +52,54 @@ export async function confirmRemovals(
     if (few.length <= sources.relistCost)
       few.push(...candidates.slice(0, sources.relistCost + 1 - few.length));
   });
-  if (count === 0) return { stillPresent: 0, gone: 0, relisted: false };
+  if (count === 0) return { stillPresent: 0, gone: 0, kept: 0, relisted: false };
   let present = 0;
+  let kept = 0;
+  const goneAtUrl = new Set<string>();
   let wanted: WantedItems = { size: count, has: (id) => isRemovalCandidate(store, run, id) };
   if (sources.fetchItem && count <= sources.relistCost) {
     const byUrl = await lookUpAll(few, sources.fetchItem, concurrency);
     stageConfirmed(store, run, byUrl.present);
+    stageInvalidAtUrl(store, run, byUrl.invalid);
     present += byUrl.present.length;
+    kept += byUrl.invalid.length;
+    for (const id of byUrl.gone) goneAtUrl.add(id);
     const undecided = new Set(byUrl.undecided.map((item) => item.id));
     wanted = { size: undecided.size, has: (id) => undecided.delete(id) };
   }
   const relisted = wanted.size > 0;
   if (relisted) present += await findInListing(store, run, wanted, sources.relist);
+  // An item whose id could not be read may be any candidate: only its own URL's 404 proves one gone.
+  if (unreadableIds(store, run) > 0) kept += await keepCandidates(store, run, goneAtUrl);
   const gone = await closeRemoved(store, run);
-  return { stillPresent: present, gone, relisted };
+  return { stillPresent: present, gone, kept, relisted };
+}
+
+/** How many items of the run's listing had no readable id. */
+function unreadableIds(store: Store, run: number): number {
+  return store.db
+    .prepare('SELECT count(*) FROM invalid_items WHERE run = ? AND id IS NULL')
+    .pluck()
+    .get(run) as number;
+}
+
+/**
+ * Keeps every remaining removal candidate but those in `gone` at its last version, as if the run had
+ * read it unchanged (the next run settles it). Returns how many.
+ */
+async function keepCandidates(store: Store, run: number, gone: ReadonlySet<string>): Promise<number> {
+  const keep = store.db.prepare(
+    `INSERT OR IGNORE INTO run_matched (run, version)
+       SELECT @run, version FROM item_versions WHERE id = @id AND valid_to_run IS NULL AND valid_from_run < @run`,
+  );
+  let kept = 0;
+  // A slice's rows only mark versions of that slice: the scan's later slices are not affected.
+  await forEachCandidateSlice(store, run, (candidates) => {
+    store.db.transaction(() => {
+      for (const item of candidates) if (!gone.has(item.id)) kept += keep.run({ run, id: item.id }).changes;
+    })();
+  });
+  return kept;
 }
 
 /** The candidates a second look at the listing is for. */
@@ -72,6 +111,10 @@ interface WantedItems {
 
 interface Lookups {
   present: Item[];
+  /** Items whose URL answered a 404 or 410. */
+  gone: string[];
+  /** Items whose URL answered an item that cannot be read: there, but invalid. */
+  invalid: Array<{ id: string; reason: string }>;
   /** Items whose URL could not tell: another host, or an answer other than the item or a 404. */
   undecided: Item[];
 }
@@ -81,7 +124,7 @@ async function lookUpAll(
   fetchItem: FetchItem,
   concurrency: number,
 ): Promise<Lookups> {
-  const result: Lookups = { present: [], undecided: [] };
+  const result: Lookups = { present: [], gone: [], invalid: [], undecided: [] };
   let next = 0;
   const worker = async () => {
     while (next < candidates.length) {
@@ -89,7 +132,12 @@ async function lookUpAll(
       try {
         const found = await fetchItem(candidate.url);
         if (found) result.present.push(found);
+        else result.gone.push(candidate.id);
       } catch (error) {
+        if (error instanceof InvalidItemError) {
+          result.invalid.push({ id: candidate.id, reason: error.reason });
+          continue;
+        }
         if (!(error instanceof ApiError || error instanceof ProtocolError)) throw error;
         result.undecided.push(candidate);
       }

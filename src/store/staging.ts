@@ -106,6 +106,24 @@ export function stageConfirmed(store: Store, run: number, items: readonly Item[]
     .immediate();
 }
 
+/**
+ * Notes items whose own URL answered an item that cannot be read (while confirming removals) as invalid
+ * in `run`, at page 0: they are there, so they keep their last version rather than being removed.
+ */
+export function stageInvalidAtUrl(
+  store: Store,
+  run: number,
+  items: readonly { readonly id: string; readonly reason: string }[],
+): void {
+  if (items.length === 0) return;
+  const statements = stagingStatements(store.db);
+  store.db
+    .transaction(() => {
+      for (const item of items) statements.addInvalid.run(run, 0, item.id, item.reason);
+    })
+    .immediate();
+}
+
 interface StagingStatements {
   readonly addInvalid: Database.Statement;
   readonly checkpoint: Database.Statement;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { markAnswered } from '../../src/api/transport-failure.js';
 import { ApiError } from '../../src/errors.js';
 import { closedAfterEach, readAll } from './helpers.js';
 import { issuedToken, type ScriptedServer, scriptedClient, startScripted } from './scripted-server.js';
@@ -35,7 +36,10 @@ function reason(result: PromiseSettledResult<unknown>): Error {
 describe('one retry budget per request', () => {
   it('keeps trying a refused connection until the budget is spent, not until a count of attempts', async () => {
     const seen: Array<number | 'network'> = [];
-    live.client = scriptedClient(await refusingBaseUrl(), {
+    const baseUrl = await refusingBaseUrl();
+    // An outage, not a wrong port: this process had answers from that address before (see first-contact tests).
+    markAnswered(new URL(baseUrl).origin);
+    live.client = scriptedClient(baseUrl, {
       retry: { budgetMs: 2_000, baseDelayMs: 1, maxDelayMs: 50, maxAttempts: Number.POSITIVE_INFINITY },
       events: { response: (status) => seen.push(status) },
     });

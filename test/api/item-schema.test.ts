@@ -139,7 +139,8 @@ describe('normaliseItem', () => {
       invalid: {
         id: 'it-1',
         page: 4,
-        reason: 'price: not a decimal number: "twelve"; quantity: Invalid input',
+        reason:
+          'price: not a decimal number: "twelve"; quantity: not an exact integer within ±(2^53 - 1): "1.5"',
       },
     });
   });
@@ -180,5 +181,89 @@ describe('normaliseItem', () => {
         expect(prices).toEqual(spellings.map(() => expected));
       }),
     );
+  });
+});
+
+describe('values outside the limits', () => {
+  const element = (fields: Record<string, string>) => {
+    const members = Object.entries({ ...fields })
+      .map(([key, literal]) => `${JSON.stringify(key)}:${literal}`)
+      .join(',');
+    const { price: _p, quantity: _q, ...rest } = base;
+    const text = `{${JSON.stringify(rest).slice(1, -1)},${members}}`;
+    return normaliseItem(JSON.parse(text), text, 1);
+  };
+
+  it.each([
+    ['"1e999999999"', 'price: a decimal outside the limits, with an exponent beyond ±100: "1e999999999"'],
+    ['"1e-999999999"', 'price: a decimal outside the limits, with an exponent beyond ±100: "1e-999999999"'],
+    // A JSON number is read from its literal text, never through a double.
+    ['1e999999999', 'price: a decimal outside the limits, with an exponent beyond ±100: "1e999999999"'],
+    ['1e-400', 'price: a decimal outside the limits, with an exponent beyond ±100: "1e-400"'],
+    [
+      `"1${'0'.repeat(45)}"`,
+      'price: a decimal outside the limits, with 46 digits before the point (at most 40)',
+    ],
+  ])('makes an item with price %s invalid with the reason', (price, expected) => {
+    const result = element({ price, quantity: '3' });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.invalid).toMatchObject({ id: 'it-1', page: 1 });
+    expect(!result.ok && result.invalid.reason).toContain(expected);
+  });
+
+  it.each([
+    ['9223372036854775807'],
+    ['"9223372036854775807"'],
+    ['9007199254740993'],
+    ['"9007199254740993"'],
+    ['9007199254740992'],
+    ['-9007199254740992'],
+    ['1e3'],
+    ['3.5'],
+    ['4503599627370496.5'],
+    ['"3 apples"'],
+    ['true'],
+  ])('makes an item with quantity %s invalid, never rounded', (quantity) => {
+    const result = element({ price: '1', quantity });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.invalid.reason).toMatch(/^quantity: /);
+  });
+
+  it.each([
+    ['9007199254740991', 9007199254740991],
+    ['-9007199254740991', -9007199254740991],
+    ['"9007199254740991"', 9007199254740991],
+    ['3.0', 3],
+    ['" 12 "', 12],
+    ['0', 0],
+  ])('keeps quantity %s exactly', (quantity, expected) => {
+    const result = element({ price: '1', quantity });
+    expect(result.ok && result.item.quantity).toBe(expected);
+  });
+
+  it('refuses a photo id that JSON.parse has rounded', () => {
+    const result = element({ price: '1', quantity: '1', photos_id: '[1, 9007199254740993]' });
+    expect(!result.ok && result.invalid.reason).toBe('photos_id.1: not an exact integer within ±(2^53 - 1)');
+  });
+
+  it('replaces lone surrogates in text with U+FFFD and refuses them in an id', () => {
+    const result = element({
+      price: '1',
+      quantity: '1',
+      title: '"mug \\ud800 blue \\udfff"',
+      description: '"\\udc00x"',
+      photos: '["https://img.example.com/\\ud83d.jpg"]',
+    });
+    expect(result.ok && [result.item.title, result.item.description, result.item.photos[0]]).toEqual([
+      'mug \ufffd blue \ufffd',
+      '\ufffdx',
+      'https://img.example.com/\ufffd.jpg',
+    ]);
+    const paired = element({ price: '1', quantity: '1', title: '"\\ud83d\\ude00"' });
+    expect(paired.ok && paired.item.title).toBe('😀');
+    const badId = element({ price: '1', quantity: '1', id: '"it-\\ud800"' });
+    expect(badId.ok).toBe(false);
+    expect(!badId.ok && badId.invalid).toMatchObject({ id: 'it-\ufffd' });
+    expect(!badId.ok && badId.invalid.reason).toContain('lone surrogate');
   });
 });

@@ -59,6 +59,11 @@ const EDGES: unknown[] = [
     { url: 'https://x.test/c.png' },
   ],
   ...[{ url: ' ' }, { url: 1 }, { width: 10 }],
+  // Values at and past the limits: decimals, exact quantities, lone surrogates.
+  ...['1e999999999', '1e-999999999', '1e100', '1e101', `1${'0'.repeat(40)}`, `0.${'0'.repeat(40)}1`],
+  ...['9007199254740991', '9007199254740992', '9007199254740993', '9223372036854775807', '3.0', ' 7 '],
+  ...[9007199254740991, 2 ** 53, -(2 ** 53)],
+  ...['\ud800', 'a\udfffb', '\ud83d\ude00', ['\ud800']],
 ];
 const edgeValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.constantFrom(...EDGES), weight: 6 },

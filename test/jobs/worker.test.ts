@@ -146,6 +146,27 @@ describe('the worker', () => {
     ]);
   });
 
+  it('completes a sync whose shop lists items with values outside the limits, counting them invalid', async () => {
+    const [a, b] = sim.truth();
+    const ids = [a?.id ?? '', b?.id ?? ''];
+    sim.mutate({
+      poison: [
+        { id: ids[0] as string, field: 'price', json: '"1e999999999"' },
+        { id: ids[1] as string, field: 'quantity', json: '9007199254740993' },
+      ],
+    });
+    try {
+      const config = configWith();
+      await start(config);
+      const { job } = await enqueueSync(queues.of('shop'), 'shop');
+      const done = await finished(job);
+      expect(done.failedReason).toBeUndefined();
+      expect(done.returnvalue).toMatchObject({ status: 'complete', items: 118, added: 118, invalid: 2 });
+    } finally {
+      sim.mutate({ cure: ids });
+    }
+  });
+
   it('queues one sync per shop that has not started: a second request while one waits is that same job', async () => {
     const first = await enqueueSync(queues.of('shop'), 'shop');
     const second = await enqueueSync(queues.of('shop'), 'shop');

@@ -105,3 +105,79 @@ describe('normalisation (property)', () => {
     );
   });
 });
+
+describe('values at the limits (property)', () => {
+  /** The sample element with `price` and `quantity` written as the given JSON literals. */
+  const element = (price: string, quantity: string) =>
+    `{"id":"it-1","title":"t","url":"https://api.example.com/v1/items/1","created_at":"2024-01-01T00:00:00Z",` +
+    `"price":${price},"quantity":${quantity},"shop":{"id":"s","url":"https://api.example.com/v1/shops/s",` +
+    `"name":"S","items_url":"https://api.example.com/v1/shops/s/items"}}`;
+  const SAFE = 2n ** 53n - 1n;
+
+  it('keeps a quantity exactly when it is an integer within ±(2^53 − 1), written as a number or a string, and refuses every other', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
+          fc.bigInt({ min: -SAFE - 3n, max: -SAFE + 3n }),
+          fc.bigInt({ min: SAFE - 3n, max: SAFE + 3n }),
+        ),
+        fc.boolean(),
+        (quantity, asString) => {
+          const literal = asString ? `"${quantity}"` : String(quantity);
+          const result = normalised(element('"1"', literal));
+          const within = quantity >= -SAFE && quantity <= SAFE;
+          if (within) expect(result).toMatchObject({ quantity: Number(quantity) });
+          else expect(result).toMatch(/^quantity: not an exact integer/);
+        },
+      ),
+      { numRuns: 200, seed: 20261125 },
+    );
+  });
+
+  it('keeps a price within 40 digits each side of the point and an exponent within ±100, and refuses the others with the reason', () => {
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[0-9]{1,60}$/),
+        fc.stringMatching(/^[0-9]{0,60}$/),
+        fc.integer({ min: -130, max: 130 }),
+        fc.boolean(),
+        (whole, fraction, exponent, asString) => {
+          const text = `${whole}${fraction ? `.${fraction}` : ''}e${exponent}`;
+          // JSON numbers have no leading zeros: such literals travel as strings.
+          const quoted = asString || /^0\d/.test(whole);
+          const result = normalised(element(quoted ? `"${text}"` : text, '1'));
+          // The value's digits without redundant zeros, and where its point falls.
+          const digits = `${whole}${fraction}`;
+          const first = digits.search(/[1-9]/);
+          const point = whole.length + exponent;
+          if (Math.abs(exponent) > 100) {
+            expect(result).toMatch(/^price: a decimal outside the limits, with an exponent beyond ±100/);
+            return;
+          }
+          if (first === -1) {
+            expect(result).toMatchObject({ price: '0' });
+            return;
+          }
+          const last = digits.length - 1 - digits.split('').reverse().join('').search(/[1-9]/);
+          const before = Math.max(0, point - first);
+          const after = Math.max(0, last + 1 - point);
+          if (before > 40) expect(result).toMatch(/digits before the point \(at most 40\)/);
+          else if (after > 40) expect(result).toMatch(/digits after the point \(at most 40\)/);
+          else {
+            const price = (result as { price: string }).price;
+            // Exact: the same value as the literal, by BigInt arithmetic on both.
+            const scaled = (decimal: string, scale: number) => {
+              const [w, f = ''] = decimal.split('.');
+              return BigInt(`${w}${f.padEnd(scale, '0')}`);
+            };
+            const scale = 40 + 100 + 60;
+            const literalValue = BigInt(digits) * 10n ** BigInt(scale - fraction.length + exponent);
+            expect(scaled(price, scale)).toBe(literalValue);
+          }
+        },
+      ),
+      { numRuns: 300, seed: 20261125 },
+    );
+  });
+});

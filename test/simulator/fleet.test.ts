@@ -55,6 +55,12 @@ describe('a fleet of shops behind one simulator', () => {
     expect((await fetch(`${admin.url}/ready`)).status).toBe(200);
     const mutated = await fetch(`${admin.url}/mutate?shop=2`, { method: 'POST', body: '{"prices":3}' });
     expect(await mutated.json()).toEqual({ added: 0, removed: 0, updated: 3 });
+    const poison = JSON.stringify({ poison: [{ id: 'nope', field: 'price', json: '"1e999999999"' }] });
+    const unlisted = await fetch(`${admin.url}/mutate?shop=1`, { method: 'POST', body: poison });
+    expect(unlisted.status).toBe(400);
+    expect(((await unlisted.json()) as { message: string }).message).toBe(
+      'cannot poison nope: it is not listed',
+    );
     const missing = await fetch(`${admin.url}/mutate?shop=3`, { method: 'POST', body: '{"prices":1}' });
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { message: string }).message).toBe('no shop 3 in a fleet of 2');

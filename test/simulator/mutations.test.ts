@@ -120,3 +120,63 @@ describe('mutations', () => {
     expect(sim.truth()).toEqual(before);
   });
 });
+
+describe('poison', () => {
+  /** The item's bytes as the listing sends them. */
+  async function sentBytes(id: string): Promise<Buffer> {
+    const { access } = await sellToken(sim);
+    const response = await getPath(sim, `/v1/items/${id}`, access);
+    expect(response.status).toBe(200);
+    return Buffer.from(await response.arrayBuffer());
+  }
+
+  it('sends a member as the bytes asked for, in the listing and at its URL, until cured', async () => {
+    const [first, second] = sim.truth();
+    const id = (first as SimItem).id;
+    const other = (second as SimItem).id;
+    const truth = sim.mutate({
+      poison: [
+        { id, field: 'price', json: '"1e999999999"' },
+        { id, field: 'quantity', json: '9223372036854775807' },
+        { id, field: 'title', hex: '226d7567ff22' },
+        { id: other, field: 'price', json: '"1.5"', padZeros: 1000 },
+        { id: other, field: 'id', json: '{"not":"an id"}' },
+        { id: other, field: 'x_new', json: 'true' },
+      ],
+    });
+    expect(truth).toEqual({ added: [], removed: [], updated: [] });
+    const bytes = await sentBytes(id);
+    expect(bytes.toString('latin1')).toContain('"price":"1e999999999"');
+    expect(bytes.toString('latin1')).toContain('"quantity":9223372036854775807');
+    expect(bytes.includes(Buffer.from('"title":"mug\xff"', 'latin1'))).toBe(true);
+    const otherText = (await sentBytes(other)).toString();
+    expect(otherText).toContain(`"price":"1${'0'.repeat(1000)}.5"`);
+    expect(otherText).toContain('"id":{"not":"an id"}');
+    expect(otherText.endsWith(',"x_new":true}')).toBe(true);
+    const { access } = await sellToken(sim);
+    const listed = Buffer.concat(
+      await Promise.all(
+        [1, 2, 3].map(async (page) =>
+          Buffer.from(
+            await (await getPath(sim, `/v1/sell/shop/items?page=${page}&per_page=20`, access)).arrayBuffer(),
+          ),
+        ),
+      ),
+    );
+    expect(listed.includes(bytes)).toBe(true);
+
+    sim.mutate({ cure: [id, other] });
+    expect(JSON.parse((await sentBytes(id)).toString())).toMatchObject({
+      id,
+      title: (first as SimItem).title,
+    });
+    expect(JSON.parse((await sentBytes(other)).toString())).toMatchObject({ id: other });
+  });
+
+  it('refuses a poison of an item that is not listed, or without exactly one value', () => {
+    const id = (sim.truth()[0] as SimItem).id;
+    expect(() => sim.mutate({ poison: [{ id: 'nope', field: 'price', json: '1' }] })).toThrow(/not listed/);
+    expect(() => sim.mutate({ poison: [{ id, field: 'price' }] })).toThrow(/exactly one of json and hex/);
+    expect(() => sim.mutate({ cure: ['nope'] })).toThrow(/not listed/);
+  });
+});

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, type ShopJobData, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/worker.js';
+import { markAnswered } from '../../../src/api/transport-failure.js';
 import { type AppConfig, loadConfig } from '../../../src/config.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
@@ -155,6 +156,8 @@ describe("the worker's ops port", () => {
       MARKETPLACE_BASE_URL: `http://127.0.0.1:${closed}`,
       SYNC_RETRY_BUDGET_SECONDS: '0.5',
     });
+    // An outage, not a wrong setting: this process had answers from that address before.
+    markAnswered(`http://127.0.0.1:${closed}`);
     worker = await startWorker(config, silentLogger());
     const delayed = new Promise<void>((resolve) => events.once('delayed', () => resolve()));
     const { job } = await enqueueSync(queue, 'shop');
