@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import {
+  type ChurnFault,
   type Faults,
   type Simulator,
   type SimulatorOptions,
@@ -35,6 +36,15 @@ interface SimulateFlags {
   ignorePage?: boolean;
   moveInsertEvery?: number;
   moveRemoveEvery?: number;
+  churnFrom?: number;
+  churnEvery?: number;
+  churnTimes?: number;
+  churnDeleteBehind?: number;
+  churnDeleteAhead?: number;
+  churnInsertBehind?: number;
+  churnInsertAhead?: number;
+  churnDeleteAt?: number[];
+  churnInsertAt?: number[];
   clientId?: string;
   clientSecret?: string;
   username?: string;
@@ -87,7 +97,26 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
       removeBehindEvery: flags.moveRemoveEvery ?? 0,
     };
   }
+  const churn = churnFrom(flags);
+  if (churn) faults.churn = churn;
   return Object.fromEntries(Object.entries(faults).filter(([, value]) => value !== undefined));
+}
+
+/** The churn fault when any --churn-* flag is given (the others take their defaults). */
+function churnFrom(flags: SimulateFlags): Partial<ChurnFault> | undefined {
+  const churn: Partial<ChurnFault> = {
+    from: flags.churnFrom,
+    every: flags.churnEvery,
+    times: flags.churnTimes,
+    deleteBehind: flags.churnDeleteBehind,
+    deleteAhead: flags.churnDeleteAhead,
+    insertBehind: flags.churnInsertBehind,
+    insertAhead: flags.churnInsertAhead,
+    deleteAt: flags.churnDeleteAt,
+    insertAt: flags.churnInsertAt,
+  };
+  const given = Object.entries(churn).filter(([, value]) => value !== undefined);
+  return given.length === 0 ? undefined : Object.fromEntries(given);
 }
 
 function simulatorOptions(flags: SimulateFlags): SimulatorOptions {
@@ -175,6 +204,47 @@ export function simulateCommand(io: CliIO): Command {
       '--move-remove-every <n>',
       "remove an item behind the reader's position every N listing requests",
       wholeNumber(1),
+    )
+    .option(
+      '--churn-from <n>',
+      'churn: the first event follows listing response N (default 1); any --churn-* flag turns churn on',
+      wholeNumber(1),
+    )
+    .option(
+      '--churn-every <n>',
+      'churn: then an event after every N listing responses (default 1)',
+      wholeNumber(1),
+    )
+    .option('--churn-times <n>', 'churn: at most N events (default 0: no limit)', wholeNumber(0))
+    .option(
+      '--churn-delete-behind <n>',
+      'churn: per event, delete N items in the part already read (before the end of the page just served)',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-delete-ahead <n>',
+      'churn: per event, delete N items after the page just served',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-insert-behind <n>',
+      'churn: per event, insert N new items in the part already read',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-insert-ahead <n>',
+      'churn: per event, insert N new items after the page just served',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-delete-at <list>',
+      'churn: per event, delete the items at these 0-based positions of the listing (e.g. 0,1,2)',
+      pageList(0),
+    )
+    .option(
+      '--churn-insert-at <list>',
+      'churn: per event, insert a new item at each of these 0-based positions of the listing',
+      pageList(0),
     )
     .option('--client-id <id>', 'client_id the simulator accepts')
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
