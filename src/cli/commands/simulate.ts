@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import {
   type ChurnFault,
-  type Faults,
+  type FaultsUpdate,
   type Simulator,
   type SimulatorOptions,
   singleShopAdmin,
@@ -74,8 +74,8 @@ function retryAfter(value: string): number | 'date' {
   return Number(value);
 }
 
-function faultsFrom(flags: SimulateFlags): Partial<Faults> {
-  const faults: Partial<Faults> = {
+function faultsFrom(flags: SimulateFlags): FaultsUpdate {
+  const faults: FaultsUpdate = {
     rate429: flags.rate429,
     retryAfter: flags.retryAfter,
     rate5xx: flags.rate5xx,
