@@ -105,11 +105,16 @@ export function runProblems(span: ListingSpan, view: RunView): string[] {
   if (removed.length > 0) problems.push(`run ${view.run} reports survivors removed: ${some(removed)}`);
   // A survivor is added exactly when the run before did not have it.
   const wronglyAdded = survivors.filter((id) => view.added.has(id) && view.previous.has(id));
-  if (wronglyAdded.length > 0) problems.push(`run ${view.run} reports survivors added: ${some(wronglyAdded)}`);
-  const notAdded = survivors.filter((id) => view.items.has(id) && !view.previous.has(id) && !view.added.has(id));
-  if (notAdded.length > 0) problems.push(`run ${view.run} does not report new survivors added: ${some(notAdded)}`);
+  if (wronglyAdded.length > 0)
+    problems.push(`run ${view.run} reports survivors added: ${some(wronglyAdded)}`);
+  const notAdded = survivors.filter(
+    (id) => view.items.has(id) && !view.previous.has(id) && !view.added.has(id),
+  );
+  if (notAdded.length > 0)
+    problems.push(`run ${view.run} does not report new survivors added: ${some(notAdded)}`);
   const strangers = [...view.items].filter((id) => !span.atStart.has(id) && !span.inserted.has(id));
-  if (strangers.length > 0) problems.push(`run ${view.run} holds items never listed during it: ${some(strangers)}`);
+  if (strangers.length > 0)
+    problems.push(`run ${view.run} holds items never listed during it: ${some(strangers)}`);
   return problems;
 }
 
@@ -120,8 +125,10 @@ export function runProblems(span: ListingSpan, view: RunView): string[] {
 export function settlingProblems(span: ListingSpan, next: RunView): string[] {
   const problems: string[] = [];
   const lateAdded = [...next.added].filter((id) => next.previous.size > 0 && span.survivors.has(id));
-  if (lateAdded.length > 0) problems.push(`the next quiet run reports survivors added a run late: ${some(lateAdded)}`);
+  if (lateAdded.length > 0)
+    problems.push(`the next quiet run reports survivors added a run late: ${some(lateAdded)}`);
   const lateRemoved = [...next.removed].filter((id) => span.survivors.has(id));
-  if (lateRemoved.length > 0) problems.push(`the next quiet run reports survivors removed: ${some(lateRemoved)}`);
+  if (lateRemoved.length > 0)
+    problems.push(`the next quiet run reports survivors removed: ${some(lateRemoved)}`);
   return problems;
 }

@@ -109,12 +109,7 @@ describe('a sync of a listing that moves while it is read', () => {
     const query = 'f.shipping_to=IT';
     const first = await quietSync(settings);
     expect(first).toBe(1);
-    const churned = await syncWhileChurning(
-      sim,
-      settings,
-      { deleteBehind: 3, insertAhead: 1 },
-      { query },
-    );
+    const churned = await syncWhileChurning(sim, settings, { deleteBehind: 3, insertAhead: 1 }, { query });
     // Churn acted on the filtered listing the sync read.
     expect(churned.span.changes.every((change) => change.listing === 'newest|shipping_to=IT')).toBe(true);
     expect(churned.span.atStart.size).toBeLessThan(sim.truth().length);
