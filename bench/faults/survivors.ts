@@ -118,6 +118,11 @@ export function runProblems(span: ListingSpan, view: RunView): string[] {
   return problems;
 }
 
+/** Survivors missing from the run or reported removed by it: what the soak counts as lost. */
+export function lostSurvivors(span: ListingSpan, view: RunView): string[] {
+  return [...span.survivors].filter((id) => !view.items.has(id) || view.removed.has(id));
+}
+
 /**
  * The run after a churned one, on a listing that held still (`span` is the churned run's): it must report
  * only true changes, that is, only items that appeared or disappeared during the churned run.
