@@ -51,7 +51,7 @@ function randomChurn(rng: Prng): Partial<ChurnFault> | undefined {
   return {
     from: 1 + rng.int(4),
     every: 1 + rng.int(3),
-    deleteBehind: rng.int(3),
+    deleteBehind: rng.int(4),
     deleteAhead: rng.int(2),
     insertBehind: rng.int(2),
     insertAhead: rng.int(2),

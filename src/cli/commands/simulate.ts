@@ -61,6 +61,13 @@ function pageList(min: number): (value: string) => number[] {
   };
 }
 
+/** 0-based positions in a listing, separated by commas. */
+function positionList(value: string): number[] {
+  if (!/^\d+(,\d+)*$/.test(value))
+    throw new InvalidArgumentError('expected 0-based positions (whole numbers), separated by commas.');
+  return value.split(',').map(Number);
+}
+
 function probability(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !(n >= 0 && n <= 1))
@@ -239,12 +246,12 @@ export function simulateCommand(io: CliIO): Command {
     .option(
       '--churn-delete-at <list>',
       'churn: per event, delete the items at these 0-based positions of the listing (e.g. 0,1,2)',
-      pageList(0),
+      positionList,
     )
     .option(
       '--churn-insert-at <list>',
       'churn: per event, insert a new item at each of these 0-based positions of the listing',
-      pageList(0),
+      positionList,
     )
     .option('--client-id <id>', 'client_id the simulator accepts')
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
