@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { ShopQueues } from '../jobs/queue.js';
 import { connectRedis } from '../jobs/redis.js';
 import { silentLogger } from '../src/log.js';
+import type { SimStats } from '../src/simulator/index.js';
 import type { SyncSummary } from '../src/sync.js';
 import type { BaselineShop, BaselineWork } from './baseline-client.js';
 import { BASELINE, CLI, measure, readProbe, spawnProbed } from './child.js';
@@ -28,6 +29,8 @@ export interface FleetRound {
   /** Highest peak RSS of one worker process. */
   peakRssMiB: number;
   passwordLogins: number;
+  /** Listing requests the simulator answered during the round, per shop: what a reader's checks cost. */
+  listingRequestsPerShop: number;
   syncs: number;
 }
 
@@ -127,7 +130,8 @@ interface Round {
 async function syncAll(name: string, round: Round, baseline: FleetWorkers['baseline']): Promise<FleetRound> {
   const { shops, items, sim, workers, env } = round;
   const pids = workers.map((worker) => worker.pid as number);
-  const loginsBefore = (await sim.stats()).tokenRequests.password;
+  const statsBefore = await sim.stats();
+  const loginsBefore = statsBefore.tokenRequests.password;
   const ticksBefore = pids.reduce((sum, pid) => sum + cpuTicks(pid), 0);
   const trigger = await measure(CLI, ['trigger', '--all', '--wait', '--json'], { env });
   const wallMs = trigger.wallMs;
@@ -157,8 +161,21 @@ async function syncAll(name: string, round: Round, baseline: FleetWorkers['basel
     cpuPerShopMs,
     cpuPerShopVsBaseline: round2(cpuPerShopMs / baseline.cpuPerShopMs),
     peakRssMiB: Math.max(...pids.map(peakRssMiB)),
-    passwordLogins: (await sim.stats()).tokenRequests.password - loginsBefore,
+    ...(await countedSince(sim, statsBefore, loginsBefore, shops.length)),
     syncs: shops.length,
+  };
+}
+
+async function countedSince(
+  sim: SimulatorProcess,
+  before: SimStats,
+  loginsBefore: number,
+  shops: number,
+): Promise<{ passwordLogins: number; listingRequestsPerShop: number }> {
+  const after = await sim.stats();
+  return {
+    passwordLogins: after.tokenRequests.password - loginsBefore,
+    listingRequestsPerShop: round2((after.listingRequests - before.listingRequests) / shops),
   };
 }
 

@@ -87,6 +87,7 @@ function printSingle(result: SingleResult): void {
       'loop block ms',
       'max WAL MiB',
       'store MiB',
+      'listing requests',
     ],
     result.rows.map((row) => [
       row.name,
@@ -98,6 +99,7 @@ function printSingle(result: SingleResult): void {
       row.loopMaxMs,
       row.walMaxMiB,
       row.storeMiB,
+      row.listingRequests,
     ]),
   );
   const { sizes } = result;
@@ -122,6 +124,7 @@ function printFleet(result: FleetResult): void {
       'x baseline',
       'peak RSS MiB',
       'logins',
+      'listing requests/shop',
     ],
     result.runs.flatMap((run) => [
       [
@@ -134,6 +137,7 @@ function printFleet(result: FleetResult): void {
         '1.00',
         run.baseline.peakRssMiB,
         result.shops,
+        null,
       ],
       ...run.rounds.map((round) => [
         '',
@@ -145,6 +149,7 @@ function printFleet(result: FleetResult): void {
         round.cpuPerShopVsBaseline.toFixed(2),
         round.peakRssMiB,
         round.passwordLogins,
+        round.listingRequestsPerShop,
       ]),
     ]),
   );

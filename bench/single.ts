@@ -20,6 +20,8 @@ export interface Row {
   walMaxMiB: number | null;
   /** `inventory.sqlite` (with its WAL) after the command. */
   storeMiB: number | null;
+  /** Listing requests the simulator answered during the process (the extra cost of a reader's checks). */
+  listingRequests: number | null;
 }
 
 export interface SingleResult {
@@ -81,15 +83,24 @@ class SingleRun {
     ];
     const file = path.join(this.root, 'baseline-shops.json');
     writeFileSync(file, JSON.stringify(shops));
+    const before = await this.listingRequests();
     const figures = await measure(BASELINE, ['--shops', file, '--in-flight', '1']);
     this.reference = figures;
-    this.record(`baseline client (${latencyMs} ms)`, latencyMs, figures, null);
+    this.record(
+      `baseline client (${latencyMs} ms)`,
+      latencyMs,
+      figures,
+      null,
+      (await this.listingRequests()) - before,
+    );
   }
 
   /** `sync --json`, checked: complete, every item, and exactly the changed items as updated. */
   async sync(name: string, latencyMs: number, dataDir: string, updated: number | null): Promise<void> {
     const store = shopPaths(dataDir, SHOP).store;
+    const before = await this.listingRequests();
     const figures = await measure(CLI, ['sync', '--json'], { env: this.env(dataDir), watch: `${store}-wal` });
+    const listingRequests = (await this.listingRequests()) - before;
     const summary = JSON.parse(figures.stdout) as SyncJson;
     if (summary.status !== 'complete' || summary.items !== this.items) {
       throw new Error(
@@ -99,7 +110,11 @@ class SingleRun {
     if (updated !== null && summary.updated !== updated) {
       throw new Error(`${name}: expected ${updated} updated items, got ${summary.updated}`);
     }
-    this.record(name, latencyMs, figures, dataDir);
+    this.record(name, latencyMs, figures, dataDir, listingRequests);
+  }
+
+  private async listingRequests(): Promise<number> {
+    return (await this.sim.stats()).listingRequests;
   }
 
   /** What every command pays before it starts: loading the CLI (its event-loop block included). */
@@ -112,7 +127,13 @@ class SingleRun {
     this.record(name, 0, figures, dataDir);
   }
 
-  private record(name: string, latencyMs: number, figures: ChildFigures, dataDir: string | null): void {
+  private record(
+    name: string,
+    latencyMs: number,
+    figures: ChildFigures,
+    dataDir: string | null,
+    listingRequests: number | null = null,
+  ): void {
     const store = dataDir ? shopPaths(dataDir, SHOP).store : null;
     this.rows.push({
       name,
@@ -125,6 +146,7 @@ class SingleRun {
       loopMaxMs: figures.loopMaxMs,
       walMaxMiB: figures.watchedMaxMiB,
       storeMiB: store ? mib(fileSize(store) + fileSize(`${store}-wal`)) : null,
+      listingRequests,
     });
   }
 }

@@ -1,11 +1,12 @@
 /**
  * `npm run soak -- --minutes N [--seed S]`: the fault suite's crash cases, over and over with random
- * seeds, kill points, catalogue changes and marketplace faults, until the time is up. Prints what it
- * did (kills per point, faults served, items and changes compared) and every promise broken; exits 1
- * if anything was lost.
+ * seeds, kill points, catalogue changes, marketplace faults, read-ahead and (in half the cases) churn
+ * while the crashing sync and its recovery read the listing, until the time is up. Prints what it did
+ * (kills per point, faults served, items and changes compared, survivors lost over the churned cases'
+ * kills) and every promise broken; exits 1 if anything was lost.
  */
 import { parseArgs } from 'node:util';
-import type { FaultKind, Faults, Mutation } from '../src/simulator/index.js';
+import type { ChurnFault, FaultKind, Faults, Mutation } from '../src/simulator/index.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { SyncPoint } from '../src/sync.js';
@@ -44,12 +45,35 @@ function randomMutation(rng: Prng): Mutation {
   };
 }
 
+/** Half the cases sell and list items while they sync (from the crashing sync to the end of its recovery). */
+function randomChurn(rng: Prng): Partial<ChurnFault> | undefined {
+  if (rng.next() < 0.5) return undefined;
+  return {
+    from: 1 + rng.int(4),
+    every: 1 + rng.int(3),
+    deleteBehind: rng.int(4),
+    deleteAhead: rng.int(2),
+    insertBehind: rng.int(2),
+    insertAhead: rng.int(2),
+  };
+}
+
 function randomCase(rng: Prng, items: number, perPage: number): CrashCase {
   const point = CRASH_POINTS[rng.int(CRASH_POINTS.length)] as SyncPoint;
   // Pages are staged in batches of up to ten: a sync passes 'page-staged' about once per ten pages.
   const batches = Math.max(1, Math.floor(items / perPage / 10));
   const nth = point === 'page-staged' ? 1 + rng.int(batches) : point === 'feed-prepared' ? 1 + rng.int(3) : 1;
-  return { point, nth, perPage, mutation: randomMutation(rng), faults: randomFaults(rng) };
+  const churn = randomChurn(rng);
+  const maxInFlight = rng.pick([1, 2, 8, 32, 64]);
+  return {
+    point,
+    nth,
+    perPage,
+    mutation: randomMutation(rng),
+    faults: randomFaults(rng),
+    churn,
+    maxInFlight,
+  };
 }
 
 async function main(): Promise<void> {
@@ -63,6 +87,10 @@ async function main(): Promise<void> {
   let notReached = 0;
   let itemsCompared = 0;
   let changesCompared = 0;
+  let churnCases = 0;
+  let churnKills = 0;
+  let survivorsChecked = 0;
+  let survivorsLost = 0;
   const deadline = Date.now() + minutes * 60_000;
   process.stdout.write(`soak: seed ${seed}, ${items} items, ${minutes} min\n`);
   try {
@@ -75,6 +103,12 @@ async function main(): Promise<void> {
       for (const [kind, count] of Object.entries(outcome.faultsServed) as [FaultKind, number][])
         served.set(kind, (served.get(kind) ?? 0) + count);
       itemsCompared += outcome.itemsCompared;
+      if (c.churn) {
+        churnCases += 1;
+        if (outcome.killed) churnKills += 1;
+        survivorsChecked += outcome.survivors;
+        survivorsLost += outcome.survivorsLost;
+      }
       changesCompared += outcome.changesCompared;
       for (const problem of outcome.problems) broken.push(`case ${cases} (${c.point} #${c.nth}): ${problem}`);
     }
@@ -87,11 +121,13 @@ async function main(): Promise<void> {
     `kills per point: ${CRASH_POINTS.map((p) => `${p} ${kills.get(p) ?? 0}`).join(', ')}`,
     `faults served: ${[...served].map(([kind, n]) => `${kind} ${n}`).join(', ')}`,
     `items compared: ${itemsCompared}; changes compared: ${changesCompared}`,
+    `churn cases: ${churnCases} (${survivorsChecked} survivors checked)`,
+    `survivors lost: ${survivorsLost} over ${churnKills} kills`,
     `lost or wrong: ${broken.length}`,
     ...broken.slice(0, 50),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (broken.length > 0) process.exitCode = 1;
+  if (broken.length > 0 || survivorsLost > 0) process.exitCode = 1;
 }
 
 await main();

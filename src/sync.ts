@@ -175,7 +175,11 @@ async function completeRun(
       () => deps.onPoint?.('page-staged'),
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
-    await stageListing(client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint) }), batch, reading);
+    await stageListing(
+      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint) }),
+      batch,
+      reading,
+    );
     deps.onPoint?.('read');
     const pages = getRun(store, start.run)?.pages ?? 0;
     deps.onProgress?.({ ...reading.progress, phase: 'confirming' });

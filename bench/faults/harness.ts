@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { exportRun } from '../../src/export/export-run.js';
 import { snapshotRun } from '../../src/export/snapshot-sqlite.js';
-import type { FaultKind, Faults, Mutation, Simulator } from '../../src/simulator/index.js';
+import type { ChurnFault, FaultKind, Faults, Mutation, Simulator } from '../../src/simulator/index.js';
 import { NO_FAULTS } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
@@ -13,6 +13,14 @@ import { latestCompleteRun, listRuns } from '../../src/store/runs.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import type { SyncPoint } from '../../src/sync.js';
 import { CLI, CRASH_CHILD, type ProcessResult, runNode } from './processes.js';
+import {
+  type ListingSpan,
+  ListingWatch,
+  lostSurvivors,
+  runProblems,
+  settlingProblems,
+  viewRun,
+} from './survivors.js';
 import {
   type ChangeKey,
   changedFields,
@@ -46,6 +54,14 @@ export interface CrashCase {
   /** Faults the marketplace serves during the crashing sync and the recovery (retries absorb them). */
   readonly faults?: Partial<Faults>;
   readonly perPage?: number;
+  /**
+   * The shop sells and lists items from the start of the crashing sync to the end of the sync after it
+   * (which resumes the killed run when it was killed while reading): every item listed all along must be
+   * in the run that completes, and the next quiet sync must report only true changes.
+   */
+  readonly churn?: Partial<ChurnFault>;
+  /** SYNC_MAX_IN_FLIGHT of both syncs (the default otherwise). */
+  readonly maxInFlight?: number;
 }
 
 export interface CaseOutcome {
@@ -56,6 +72,10 @@ export interface CaseOutcome {
   readonly itemsCompared: number;
   readonly changesCompared: number;
   readonly faultsServed: Readonly<Record<FaultKind, number>>;
+  /** Churn cases: the items listed from the crashing sync's start to the recovery's end. */
+  readonly survivors: number;
+  /** Churn cases: survivors missing from the run that completed, or reported removed. */
+  readonly survivorsLost: number;
 }
 
 /**
@@ -71,6 +91,7 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shop-sync-crash-'));
   const paths = shopPaths(dataDir, SHOP);
   const env = syncEnv(sim, dataDir, c.perPage ?? 40);
+  if (c.maxInFlight !== undefined) env.SYNC_MAX_IN_FLIGHT = String(c.maxInFlight);
   const faultsBefore = sim.stats().faultsInjected;
   const problems: string[] = [];
   const truthAtRun = new Map<number, Truth>();
@@ -79,7 +100,8 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
     problems.push(...(await cleanSync(env, 'the baseline sync', sim, truthAtRun)));
     sim.mutate(c.mutation);
     const changed = truthOf(sim.truth());
-    sim.setFaults({ ...NO_FAULTS, ...c.faults });
+    const watch = c.churn ? ListingWatch.start(sim) : undefined;
+    sim.setFaults({ ...NO_FAULTS, ...c.faults, churn: c.churn ?? null });
     const crash = await runNode(CRASH_CHILD, [], { ...env, CRASH_AT: `${c.point}:${c.nth}` });
     const killed = crash.signal === 'SIGKILL';
     if (!killed && crash.code !== 0) problems.push(`the crashing sync failed instead: ${lastLine(crash)}`);
@@ -87,6 +109,20 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
     problems.push(...(await checkAfterCrash(paths, dataDir)));
     const published = withStore(paths, publishedRun);
     problems.push(...(await cleanSync(env, 'the sync after the crash', sim, truthAtRun)));
+    if (watch) {
+      const span = watch.finish();
+      sim.setFaults({ churn: null });
+      const churned = await checkChurned(env, paths, sim, span, truthAtRun);
+      return {
+        killed,
+        problems: abridged([...problems, ...churned.problems]),
+        itemsCompared: churned.items,
+        changesCompared: 0,
+        faultsServed: servedSince(faultsBefore, sim.stats().faultsInjected),
+        survivors: span.survivors.size,
+        survivorsLost: churned.lost,
+      };
+    }
     const compared = checkConverged(paths, sim, truthAtRun, published);
     problems.push(...compared.problems);
     return {
@@ -95,11 +131,41 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
       itemsCompared: compared.items,
       changesCompared: compared.changes,
       faultsServed: servedSince(faultsBefore, sim.stats().faultsInjected),
+      survivors: 0,
+      survivorsLost: 0,
     };
   } finally {
     sim.setFaults(NO_FAULTS);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * After a churned crash case: the run that completed keeps every survivor; then, the listing quiet, the
+ * next sync reports only true changes and converges to the marketplace exactly. (The changes feed is not
+ * compared with a truth here: no single moment of the catalogue is what a churned run read.)
+ */
+async function checkChurned(
+  env: Record<string, string>,
+  paths: ShopPaths,
+  sim: Simulator,
+  span: ListingSpan,
+  truthAtRun: Map<number, Truth>,
+): Promise<{ problems: string[]; lost: number; items: number }> {
+  const latest = withStore(paths, latestCompleteRun);
+  if (latest === null)
+    return { problems: ['no run completed after the crash'], lost: span.survivors.size, items: 0 };
+  const view = viewRun(paths, latest);
+  const problems = runProblems(span, view);
+  problems.push(...(await cleanSync(env, 'the quiet sync after the churned one', sim, truthAtRun)));
+  const next = withStore(paths, latestCompleteRun);
+  if (next !== null && next !== latest) problems.push(...settlingProblems(span, viewRun(paths, next)));
+  const snapshot = compareSnapshot(paths, truthOf(sim.truth()));
+  return {
+    problems: [...problems, ...snapshot.problems],
+    lost: lostSurvivors(span, view).length,
+    items: snapshot.items,
+  };
 }
 
 export function syncEnv(sim: Simulator, dataDir: string, perPage: number): Record<string, string> {

@@ -5,7 +5,13 @@ import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } 
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
-import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PAGES, type ItemPage, type PageRequest, singlePage } from './items.js';
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_PAGES,
+  type ItemPage,
+  type PageRequest,
+  singlePage,
+} from './items.js';
 import type { ListingCheckpoint } from './listing/checkpoint.js';
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';

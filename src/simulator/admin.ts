@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen } from './server.js';
-import type { Faults, Mutation, MutationTruth, SimStats, Simulator } from './types.js';
+import type { ChurnChange, FaultsUpdate, Mutation, MutationTruth, SimStats, Simulator } from './types.js';
 
 /** What the admin endpoint drives: a single simulator or a fleet. */
 export interface AdminTarget {
   /** Mutates shop `index` (1-based; a single simulator is shop 1). */
   mutate(index: number, m: Mutation): MutationTruth;
-  setFaults(f: Partial<Faults>): void;
+  setFaults(f: FaultsUpdate): void;
   stats(): SimStats;
+  /** Shop `index`'s churn changes after `since`. */
+  churnLog(index: number, since: number): ChurnChange[];
 }
 
 export interface AdminServer {
@@ -26,6 +28,10 @@ export function singleShopAdmin(sim: Simulator): AdminTarget {
     },
     setFaults: (f) => sim.setFaults(f),
     stats: () => sim.stats(),
+    churnLog: (index, since) => {
+      if (index !== 1) throw new RangeError(`no shop ${index}: this simulator serves one shop`);
+      return sim.churnLog(since);
+    },
   };
 }
 
@@ -48,8 +54,14 @@ async function answer(
   if (route === 'GET /ready') return ready() ? [200, { ready: true }] : [503, { ready: false }];
   if (route === 'GET /stats') return [200, target.stats()];
   if (route === 'POST /faults') {
-    target.setFaults((await readJson(req)) as Partial<Faults>);
+    target.setFaults((await readJson(req)) as FaultsUpdate);
     return [200, { ok: true }];
+  }
+  if (route === 'GET /churn') {
+    const since = Number(url.searchParams.get('since') ?? '0');
+    if (!Number.isInteger(since) || since < 0) throw new RangeError('since must be an integer >= 0');
+    const changes = target.churnLog(Number(url.searchParams.get('shop') ?? '1'), since);
+    return [200, { changes, last: changes.at(-1)?.seq ?? since }];
   }
   if (route === 'POST /mutate') {
     const truth = target.mutate(
@@ -63,7 +75,8 @@ async function answer(
 
 /**
  * The benchmark's control port, apart from the marketplace's own paths: mutate a shop between runs,
- * change faults (latency), read the counters, and ask whether the prerender has finished.
+ * change faults (latency, churn), read the counters and what churn did (`GET /churn?shop=i&since=n`),
+ * and ask whether the prerender has finished.
  */
 export async function startAdmin(
   target: AdminTarget,

@@ -32,6 +32,16 @@ function lowerBound(list: readonly SimRecord[], record: SimRecord): number {
   return low;
 }
 
+/** Whole-second creation times that may sort between `newer` and `older` (newest first). */
+function creationTimes(newer: SimRecord | undefined, older: SimRecord | undefined, rng: Prng): number[] {
+  if (!newer && !older) return [EPOCH_MS];
+  if (!newer) return [(older as SimRecord).createdMs + 1000 * (1 + rng.int(60))];
+  if (!older) return [newer.createdMs - 1000 * (1 + rng.int(60))];
+  const gap = (newer.createdMs - older.createdMs) / 1000;
+  if (gap >= 2) return [older.createdMs + 1000 * (1 + rng.int(gap - 1))];
+  return gap === 1 ? [older.createdMs, newer.createdMs] : [older.createdMs];
+}
+
 interface CachedListing {
   readonly version: number;
   readonly records: readonly SimRecord[];
@@ -110,6 +120,35 @@ export class Catalogue {
     this.nextSerial += 1;
     this.insert(record);
     return record;
+  }
+
+  /**
+   * A new item that sorts after `newer` and before `older` in the newest-first listing (either may be
+   * absent: the front, the end) and that `accept`s. Its creation time lies strictly between theirs when
+   * whole seconds allow; otherwise it shares a second with one of them and a few serials are tried for an
+   * id that sorts right. Undefined when no serial fits within the attempts.
+   */
+  addBetween(
+    newer: SimRecord | undefined,
+    older: SimRecord | undefined,
+    accept: (record: SimRecord) => boolean,
+    rng: Prng,
+    attempts = 512,
+  ): SimRecord | undefined {
+    const times = creationTimes(newer, older, rng);
+    for (let attempt = 0; attempt < attempts; attempt += 1) {
+      const createdMs = times[attempt % times.length] as number;
+      const record = generateRecord(this.seed, this.nextSerial, createdMs);
+      this.nextSerial += 1;
+      const fits =
+        (!newer || compareNewest(newer, record) < 0) && (!older || compareNewest(record, older) < 0);
+      if (fits && accept(record)) {
+        this.newestMs = Math.max(this.newestMs, createdMs);
+        this.insert(record);
+        return record;
+      }
+    }
+    return undefined;
   }
 
   remove(record: SimRecord): void {

@@ -1,5 +1,5 @@
 import { Prng } from './prng.js';
-import type { Faults } from './types.js';
+import type { ChurnFault, Faults, FaultsUpdate } from './types.js';
 
 export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   rate429: 0,
@@ -18,7 +18,35 @@ export const NO_FAULTS: Readonly<Faults> = Object.freeze({
   ignorePage: false,
   moving: null,
   tokenValues: null,
+  churn: null,
 });
+
+/** Churn's defaults: one event after every response from the first, nothing deleted or inserted. */
+export const NO_CHURN: Readonly<ChurnFault> = Object.freeze({
+  from: 1,
+  every: 1,
+  times: 0,
+  deleteBehind: 0,
+  deleteAhead: 0,
+  insertBehind: 0,
+  insertAhead: 0,
+  deleteAt: [],
+  insertAt: [],
+});
+
+function resolveChurn(update: Partial<ChurnFault>): ChurnFault {
+  const churn: ChurnFault = { ...NO_CHURN, ...update };
+  checkCount('churn.from', churn.from, false);
+  checkCount('churn.every', churn.every, false);
+  for (const name of ['times', 'deleteBehind', 'deleteAhead', 'insertBehind', 'insertAhead'] as const)
+    checkCount(`churn.${name}`, churn[name], true);
+  for (const name of ['deleteAt', 'insertAt'] as const) {
+    if (!Array.isArray(churn[name])) throw new RangeError(`faults.churn.${name} must be a list of positions`);
+    for (const position of churn[name]) checkCount(`churn.${name}[]`, position, true);
+    churn[name] = [...churn[name]];
+  }
+  return churn;
+}
 
 function checkRate(name: string, value: number): void {
   if (!(value >= 0 && value <= 1))
@@ -32,8 +60,10 @@ function checkCount(name: string, value: number, allowZero: boolean): void {
 }
 
 /** `current` with `update` merged in, refusing values that make no sense. */
-export function mergeFaults(current: Readonly<Faults>, update: Partial<Faults>): Faults {
-  const next: Faults = { ...current, ...update };
+export function mergeFaults(current: Readonly<Faults>, update: FaultsUpdate): Faults {
+  const { churn, ...rest } = update;
+  const next: Faults = { ...current, ...rest };
+  if (churn !== undefined) next.churn = churn === null ? null : resolveChurn(churn);
   checkRate('rate429', next.rate429);
   checkRate('rate5xx', next.rate5xx);
   checkRate('dropRate', next.dropRate);

@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Marketplace } from './marketplace.js';
 import { resolveOptions } from './options.js';
 import { handler, listen } from './server.js';
-import type { Faults, Mutation, MutationTruth, SimCredentials, SimStats, SimulatorOptions } from './types.js';
+import type {
+  ChurnChange,
+  FaultsUpdate,
+  Mutation,
+  MutationTruth,
+  SimCredentials,
+  SimStats,
+  SimulatorOptions,
+} from './types.js';
 
 /** One shop of a fleet: its own catalogue, login and base URL (`<fleet>/shops/<index>`). */
 export interface FleetShop {
@@ -19,7 +27,9 @@ export interface Fleet {
   /** Mutates shop `index` (1-based). */
   mutate(index: number, m: Mutation): MutationTruth;
   /** Merged into every shop's faults. */
-  setFaults(f: Partial<Faults>): void;
+  setFaults(f: FaultsUpdate): void;
+  /** Shop `index`'s churn changes after `since`. */
+  churnLog(index: number, since: number): ChurnChange[];
   /** Every shop's counters, summed. */
   stats(): SimStats;
   prerender(signal?: AbortSignal): Promise<void>;
@@ -109,6 +119,7 @@ export async function startFleet(options: SimulatorOptions, shops: number): Prom
       for (const { market } of markets) market.setFaults(f);
     },
     stats: () => sumStats(markets.map(({ market }) => market.stats())),
+    churnLog: (index, since) => marketAt(index).churnLog(since),
     prerender: async (signal) => {
       for (const { market } of markets) await market.prerender(signal);
     },

@@ -1,4 +1,5 @@
 import { Catalogue } from './catalogue.js';
+import { Churn } from './churn.js';
 import { FaultDice, type ListingFault, mergeFaults } from './faults.js';
 import { applyMutation } from './mutations.js';
 import type { Settings } from './options.js';
@@ -10,8 +11,10 @@ import { type RenderContext, recordJson, renderContext, toSimItem } from './rend
 import { type ListingQuery, parseListingQuery, QueryError } from './request-query.js';
 import { TokenIssuer } from './tokens.js';
 import type {
+  ChurnChange,
   FaultKind,
   Faults,
+  FaultsUpdate,
   GrantType,
   ListingArrival,
   Move,
@@ -80,6 +83,8 @@ const FAULT_KINDS: readonly FaultKind[] = [
   'moveInsert',
   'moveRemove',
   'tokenValue',
+  'churnDelete',
+  'churnInsert',
 ];
 const GRANTS: readonly GrantType[] = ['client_credentials', 'password', 'refresh_token'];
 
@@ -95,6 +100,7 @@ export class Marketplace {
   private readonly mutationRng: Prng;
   private readonly moveRng: Prng;
   private readonly moveLog: Move[] = [];
+  private readonly churn: Churn;
   private readonly counters: SimStats = {
     requests: 0,
     listingRequests: 0,
@@ -116,6 +122,7 @@ export class Marketplace {
     this.pageFaults = new PageFaults(settings.seed);
     this.mutationRng = new Prng(settings.seed ^ 0x3a7e);
     this.moveRng = new Prng(settings.seed ^ 0x30fe);
+    this.churn = new Churn(settings.seed, this.catalogue);
     this.currentFaults = settings.faults;
     this.layout.setShortPageRate(settings.faults.shortPageRate);
     this.ctx = renderContext('', settings.shopId);
@@ -207,7 +214,38 @@ export class Marketplace {
       this.countFault('falseEnd');
       return { ...falseEnd };
     }
-    return this.dripping(this.answerPage(records, query.page, window, fault));
+    const reply = this.dripping(this.answerPage(records, query.page, window, fault));
+    // After the answer is made: the churn moves the listing between this response and the next.
+    if (this.currentFaults.churn)
+      this.count(
+        this.churn.afterResponse(this.currentFaults.churn, query, records, window.start + window.size),
+      );
+    return reply;
+  }
+
+  churnLog(since = 0): ChurnChange[] {
+    return this.churn.changesSince(since);
+  }
+
+  churnNow(
+    positions: { deleteAt?: readonly number[]; insertAt?: readonly number[] },
+    query = '',
+  ): ChurnChange[] {
+    for (const name of ['deleteAt', 'insertAt'] as const) {
+      for (const position of positions[name] ?? []) {
+        if (!Number.isInteger(position) || position < 0)
+          throw new RangeError(`${name} positions must be integers >= 0, got ${position}`);
+      }
+    }
+    const parsed = parseListingQuery(new URLSearchParams(query), this.settings);
+    const picks = { deleteAt: positions.deleteAt ?? [], insertAt: positions.insertAt ?? [] };
+    return this.count(this.churn.apply(parsed, this.listed(parsed), 0, 0, picks));
+  }
+
+  listedIds(query = ''): string[] {
+    return this.listed(parseListingQuery(new URLSearchParams(query), this.settings)).map(
+      (record) => record.id,
+    );
   }
 
   item(authorization: string | undefined, id: string): Reply {
@@ -228,8 +266,9 @@ export class Marketplace {
     return applyMutation(this.catalogue, m, this.mutationRng);
   }
 
-  setFaults(update: Partial<Faults>): void {
+  setFaults(update: FaultsUpdate): void {
     this.currentFaults = mergeFaults(this.currentFaults, update);
+    if (update.churn !== undefined) this.churn.restart();
     this.pageFaults.resetListed(update);
     this.layout.setShortPageRate(this.currentFaults.shortPageRate);
   }
@@ -349,6 +388,11 @@ export class Marketplace {
       this.moveLog.push({ kind: 'remove', request, id: victim.id, affectedId: skipped });
       this.countFault('moveRemove');
     }
+  }
+
+  private count(changes: ChurnChange[]): ChurnChange[] {
+    for (const change of changes) this.countFault(change.kind === 'delete' ? 'churnDelete' : 'churnInsert');
+    return changes;
   }
 
   private countFault(kind: FaultKind): void {

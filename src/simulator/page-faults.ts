@@ -31,7 +31,7 @@ export class PageFaults {
   }
 
   /** A new list of pages in `update`: each of its pages gets its fault again. */
-  resetListed(update: Partial<Faults>): void {
+  resetListed(update: Pick<Partial<Faults>, 'falseEndPages' | 'lossyShortPages'>): void {
     if (update.falseEndPages) this.listedServed.clear();
     if (update.lossyShortPages) this.listedLossy.clear();
   }

@@ -24,7 +24,60 @@ export interface SimulatorOptions {
   defaultPerPage?: number;
   credentials?: Partial<SimCredentials>;
   shopId?: string;
-  faults?: Partial<Faults>;
+  faults?: FaultsUpdate;
+}
+
+/**
+ * The churn fault: a shop that sells and lists items while a client reads it. After listing responses
+ * (counted from when churn was set), items are deleted and new items inserted at chosen positions of the
+ * listing that response was read from (its filters and order), in the part already read (before the end
+ * of the page just served: "behind") and in the part not yet read ("ahead"). Every change is logged
+ * (`Simulator.churnLog`). Positions are exact in the default newest-first order; in another order a new
+ * item lands where its values sort.
+ */
+export interface ChurnFault {
+  /** The first churn event follows this listing response (1-based, counted from when churn was set). */
+  from: number;
+  /** Then one event after every this many responses. */
+  every: number;
+  /** At most this many events; 0: no limit. */
+  times: number;
+  /** Per event, items deleted at random positions before the end of the page just served. */
+  deleteBehind: number;
+  /** Per event, items deleted at random positions after the page just served. */
+  deleteAhead: number;
+  /** Per event, new items inserted at random positions before the end of the page just served. */
+  insertBehind: number;
+  /** Per event, new items inserted at random positions after the page just served. */
+  insertAhead: number;
+  /** Per event, the items at these positions (0-based, in the listing as the response saw it) are deleted. */
+  deleteAt: readonly number[];
+  /**
+   * Per event, a new item is inserted at each of these positions (0-based, in the listing as the response
+   * saw it): it lands right before the item that was there (at the end when the position is the length).
+   */
+  insertAt: readonly number[];
+}
+
+/** `Faults` as callers give them: churn may be partial (the rest takes its defaults). */
+export type FaultsUpdate = Partial<Omit<Faults, 'churn'>> & { churn?: Partial<ChurnFault> | null };
+
+/** One change the churn fault made to the catalogue. */
+export interface ChurnChange {
+  /** 1-based, increasing over the simulator's life: `churnLog(since)` returns the changes after `since`. */
+  seq: number;
+  kind: 'delete' | 'insert';
+  id: string;
+  /** The churn-counted listing response it followed (0: made by `churnNow`). */
+  response: number;
+  /** Its position in the listing it was made in, as that listing was before the event. */
+  position: number;
+  /** Before the end of the page just served (already read), or after it. */
+  side: 'behind' | 'ahead';
+  /** The listing it was made in: its order and filters, as `order|name=value&...` ('newest|' unfiltered). */
+  listing: string;
+  /** When it happened (ms since the epoch). */
+  atMs: number;
 }
 
 export interface MovingFault {
@@ -67,6 +120,7 @@ export interface Faults {
    * characters beyond Latin-1). The API refuses them like any unknown token.
    */
   tokenValues: TokenValues | null;
+  churn: ChurnFault | null;
 }
 
 export interface TokenValues {
@@ -135,7 +189,9 @@ export type FaultKind =
   | 'ignorePage'
   | 'moveInsert'
   | 'moveRemove'
-  | 'tokenValue';
+  | 'tokenValue'
+  | 'churnDelete'
+  | 'churnInsert';
 
 export type GrantType = 'client_credentials' | 'password' | 'refresh_token';
 
@@ -184,11 +240,23 @@ export interface Simulator {
   /** Renders every item's JSON now (in slices, serving meanwhile) rather than on first read. */
   prerender(signal?: AbortSignal): Promise<void>;
   mutate(m: Mutation): MutationTruth;
-  /** Merged into the current faults. */
-  setFaults(f: Partial<Faults>): void;
+  /** Merged into the current faults; giving `churn` restarts its response count. */
+  setFaults(f: FaultsUpdate): void;
   stats(): SimStats;
   /** Catalogue changes made by the moving-listing fault, oldest first. */
   moves(): Move[];
+  /** Changes made by the churn fault (and `churnNow`) with `seq` > `since` (default 0), oldest first. */
+  churnLog(since?: number): ChurnChange[];
+  /**
+   * One churn event now, in the listing of `query` (a listing query string such as
+   * `f.shipping_to=IT`; default the whole newest-first listing): positions as in `ChurnFault`.
+   */
+  churnNow(
+    positions: { deleteAt?: readonly number[]; insertAt?: readonly number[] },
+    query?: string,
+  ): ChurnChange[];
+  /** The ids a client reading the listing of `query` now would get, in order; counts no request. */
+  listedIds(query?: string): string[];
   /** Every access and refresh token issued so far: none may appear in a log, a message or a file. */
   issuedTokens(): string[];
   /** The listing requests, oldest first (the last 100,000). */

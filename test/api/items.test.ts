@@ -92,7 +92,12 @@ describe('reading the listing', () => {
     const wholeRequests = before - whole;
     const resumed = await readAll(client, { perPage: 20, resume: checkpoint });
     const read = new Set([...pages.flatMap((p) => p.items), ...resumed.items].map((item) => item.id));
-    expect([...read].sort()).toEqual(sim.truth().map((item) => item.id).sort());
+    expect([...read].sort()).toEqual(
+      sim
+        .truth()
+        .map((item) => item.id)
+        .sort(),
+    );
     // It did not read the listing again from the start.
     expect(sim.stats().listingRequests - before).toBeLessThan(wholeRequests);
     expect(resumed.items[0]?.id).not.toBe(sim.truth()[0]?.id);

@@ -73,10 +73,12 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
       window: planned,
       basis,
       settled: false,
-      result: slots.run(() => fetch(planned, request)).then(
-        (raw): Settled => ({ ok: true, raw }),
-        (error: unknown): Settled => ({ ok: false, error }),
-      ),
+      result: slots
+        .run(() => fetch(planned, request))
+        .then(
+          (raw): Settled => ({ ok: true, raw }),
+          (error: unknown): Settled => ({ ok: false, error }),
+        ),
     };
     void entry.result.then(() => {
       entry.settled = true;
@@ -86,7 +88,8 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
   try {
     for (;;) {
       const basis = reading.provedEnd;
-      for (const planned of reading.plan(window.size - queue.length, queue.length)) queue.push(send(planned, basis));
+      for (const planned of reading.plan(window.size - queue.length, queue.length))
+        queue.push(send(planned, basis));
       const head = queue.shift();
       if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
       if (!head.settled) window.grow();
@@ -190,7 +193,22 @@ class ProvedReading {
     // A window planned before the proved end moved on may hold only earlier proved items: it would take
     // the proved end back for nothing, so only one planned from the current end may do that.
     if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
-    if (process.env.DBG) console.log(JSON.stringify({ w: window, n: answer.length, anchor, end: this.end, last: this.chain.last, first: ids[0], lastId: ids.at(-1), current, stuck: this.stuck, back: this.back, votes: this.votes }));
+    if (process.env.DBG)
+      console.log(
+        JSON.stringify({
+          w: window,
+          n: answer.length,
+          anchor,
+          end: this.end,
+          last: this.chain.last,
+          first: ids[0],
+          lastId: ids.at(-1),
+          current,
+          stuck: this.stuck,
+          back: this.back,
+          votes: this.votes,
+        }),
+      );
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
     if (!current) return this.outdated();
     if (window.start > this.end && this.votes.shapes.size > 0) return this.afterEnd(answer);
@@ -263,7 +281,8 @@ class ProvedReading {
   /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
   private missed(): Outcome {
     this.noteStuck();
-    this.back = this.back === 0 ? this.overlapNow() * 2 : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
+    this.back =
+      this.back === 0 ? this.overlapNow() * 2 : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
     this.resetVotes();
     this.replan();
     return { done: false };

@@ -40,9 +40,14 @@ export async function* readListing(
   const byPage: FetchPage = (page, request) => fetch({ page, perPage, start: (page - 1) * perPage }, request);
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     let found = 0;
-    for await (const page of readPages(byPage, { maxInFlight: options.maxInFlight, pageSize: perPage, maxPages: options.maxRequests })) {
+    for await (const page of readPages(byPage, {
+      maxInFlight: options.maxInFlight,
+      pageSize: perPage,
+      maxPages: options.maxRequests,
+    })) {
       // Later passes yield only what the passes before them missed.
-      const isNew = (id: string | null) => (id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined);
+      const isNew = (id: string | null) =>
+        id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined;
       const items = page.items.filter((item) => isNew(item.id));
       const invalid = page.invalid.filter((bad) => isNew(bad.id));
       if (pass > 1) found += items.length + invalid.length;

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import {
-  type Faults,
+  type ChurnFault,
+  type FaultsUpdate,
   type Simulator,
   type SimulatorOptions,
   singleShopAdmin,
@@ -35,6 +36,15 @@ interface SimulateFlags {
   ignorePage?: boolean;
   moveInsertEvery?: number;
   moveRemoveEvery?: number;
+  churnFrom?: number;
+  churnEvery?: number;
+  churnTimes?: number;
+  churnDeleteBehind?: number;
+  churnDeleteAhead?: number;
+  churnInsertBehind?: number;
+  churnInsertAhead?: number;
+  churnDeleteAt?: number[];
+  churnInsertAt?: number[];
   clientId?: string;
   clientSecret?: string;
   username?: string;
@@ -51,6 +61,13 @@ function pageList(min: number): (value: string) => number[] {
   };
 }
 
+/** 0-based positions in a listing, separated by commas. */
+function positionList(value: string): number[] {
+  if (!/^\d+(,\d+)*$/.test(value))
+    throw new InvalidArgumentError('expected 0-based positions (whole numbers), separated by commas.');
+  return value.split(',').map(Number);
+}
+
 function probability(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !(n >= 0 && n <= 1))
@@ -64,8 +81,8 @@ function retryAfter(value: string): number | 'date' {
   return Number(value);
 }
 
-function faultsFrom(flags: SimulateFlags): Partial<Faults> {
-  const faults: Partial<Faults> = {
+function faultsFrom(flags: SimulateFlags): FaultsUpdate {
+  const faults: FaultsUpdate = {
     rate429: flags.rate429,
     retryAfter: flags.retryAfter,
     rate5xx: flags.rate5xx,
@@ -87,7 +104,26 @@ function faultsFrom(flags: SimulateFlags): Partial<Faults> {
       removeBehindEvery: flags.moveRemoveEvery ?? 0,
     };
   }
+  const churn = churnFrom(flags);
+  if (churn) faults.churn = churn;
   return Object.fromEntries(Object.entries(faults).filter(([, value]) => value !== undefined));
+}
+
+/** The churn fault when any --churn-* flag is given (the others take their defaults). */
+function churnFrom(flags: SimulateFlags): Partial<ChurnFault> | undefined {
+  const churn: Partial<ChurnFault> = {
+    from: flags.churnFrom,
+    every: flags.churnEvery,
+    times: flags.churnTimes,
+    deleteBehind: flags.churnDeleteBehind,
+    deleteAhead: flags.churnDeleteAhead,
+    insertBehind: flags.churnInsertBehind,
+    insertAhead: flags.churnInsertAhead,
+    deleteAt: flags.churnDeleteAt,
+    insertAt: flags.churnInsertAt,
+  };
+  const given = Object.entries(churn).filter(([, value]) => value !== undefined);
+  return given.length === 0 ? undefined : Object.fromEntries(given);
 }
 
 function simulatorOptions(flags: SimulateFlags): SimulatorOptions {
@@ -175,6 +211,47 @@ export function simulateCommand(io: CliIO): Command {
       '--move-remove-every <n>',
       "remove an item behind the reader's position every N listing requests",
       wholeNumber(1),
+    )
+    .option(
+      '--churn-from <n>',
+      'churn: the first event follows listing response N (default 1); any --churn-* flag turns churn on',
+      wholeNumber(1),
+    )
+    .option(
+      '--churn-every <n>',
+      'churn: then an event after every N listing responses (default 1)',
+      wholeNumber(1),
+    )
+    .option('--churn-times <n>', 'churn: at most N events (default 0: no limit)', wholeNumber(0))
+    .option(
+      '--churn-delete-behind <n>',
+      'churn: per event, delete N items in the part already read (before the end of the page just served)',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-delete-ahead <n>',
+      'churn: per event, delete N items after the page just served',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-insert-behind <n>',
+      'churn: per event, insert N new items in the part already read',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-insert-ahead <n>',
+      'churn: per event, insert N new items after the page just served',
+      wholeNumber(0),
+    )
+    .option(
+      '--churn-delete-at <list>',
+      'churn: per event, delete the items at these 0-based positions of the listing (e.g. 0,1,2)',
+      positionList,
+    )
+    .option(
+      '--churn-insert-at <list>',
+      'churn: per event, insert a new item at each of these 0-based positions of the listing',
+      positionList,
     )
     .option('--client-id <id>', 'client_id the simulator accepts')
     .option('--client-secret <secret>', 'client_secret the simulator accepts')
