@@ -9,7 +9,7 @@ import { AdaptiveWindow, Slots } from '../read-ahead.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
 import { RecentIds } from './recent-ids.js';
-import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
+import { type ListingWindow, windowAfter } from './window.js';
 
 export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
 
@@ -32,8 +32,6 @@ export class WindowsMisaligned extends Error {}
 
 /** Readings without a new proved item before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
-/** Believed ends that more items followed before the listing is taken as one whose pages shift. */
-const MAX_MISPLACED_ENDS = 3;
 /** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
 const MIN_OVERLAP = 2;
 
@@ -123,7 +121,6 @@ class ProvedReading {
   private restarted = false;
   private requests = 0;
   private largestAnswer = 0;
-  private misplacedEnds = 0;
   private rereads = 0;
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
@@ -151,7 +148,9 @@ class ProvedReading {
       this.endingPlanned = true;
       const again = this.anotherWindowAtEnd();
       if (again) windows.push(again);
-      windows.push(windowJustAfter(this.end, this.maxPerPage));
+      // Asking no more than the server ever served: a short answer then cannot be its own page size.
+      const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
+      if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
     } else {
       for (let n = 0; n < Math.max(1, room); n += 1) {
         const next = windowAfter(this.plannedEnd - this.back, this.overlapNow(), this.maxPerPage);
@@ -211,7 +210,6 @@ class ProvedReading {
       );
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
     if (!current) return this.outdated();
-    if (window.start > this.end && this.votes.shapes.size > 0) return this.afterEnd(answer);
     return this.missed();
   }
 
@@ -233,11 +231,8 @@ class ProvedReading {
     } else this.noteStuck();
     const progressed = afterIds.length > 0;
     const ends = answer.length < window.perPage && answer.at(-1)?.id === this.chain.last;
-    if (ends) {
-      this.vote(window);
-      // Asked from past the end as last believed, and still nothing after it (the listing grew in front).
-      if (window.start > endBefore && endBefore >= 0) this.votes.nothingAfter += 1;
-    } else if (progressed) this.resetVotes();
+    if (ends) this.vote(window, answer[anchor]?.id ?? undefined, anchor >= 0 ? window.start + anchor : -1);
+    else if (progressed) this.learnPageSize();
     const confirms = this.votes.at === lastBefore && this.votes.at !== undefined && !progressed;
     const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
     if (surprised) this.replan();
@@ -250,32 +245,21 @@ class ProvedReading {
     return { done: false };
   }
 
-  /** Page 1 is empty: the end, once confirmed like any other. */
+  /** Page 1 is empty: the end, once confirmed like any other (no page size explains an empty page 1). */
   private emptyListing(window: ListingWindow): Outcome {
-    this.vote(window);
-    this.votes.nothingAfter += 1;
+    this.vote(window, undefined, -1);
+    this.votes.trusted = true;
     this.replan();
     return { done: this.ended() };
   }
 
-  /** An answer for the window after the believed end. */
-  private afterEnd(answer: readonly Received[]): Outcome {
-    const last = answer.at(-1)?.id;
-    if (answer.length === 0 || last === this.chain.last) {
-      this.votes.nothingAfter += 1;
-      return { done: this.ended() };
+  /** A believed end that more items followed: answers were cut at the server's own page size, or lost
+   * their last items, or the listing grew. The largest answer is the server's page size if below ours. */
+  private learnPageSize(): void {
+    if (this.votes.count > 0 && this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) {
+      this.maxPerPage = this.largestAnswer;
     }
-    // Items after an end that answers agreed on: those answers were cut by the server's own page size
-    // (then use it), or lost their last items (read on), or the server's pages do not start where
-    // `per_page` says (short pages that shift the pages after them): then windows cannot overlap.
-    if (this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
-    else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
-      throw new WindowsMisaligned('answers shorter than asked were followed by more items');
-    }
-    this.noteStuck();
     this.resetVotes();
-    this.replan();
-    return { done: false };
   }
 
   /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
@@ -307,14 +291,18 @@ class ProvedReading {
     this.chain = new ProvedChain(chainCapacity(this.options.perPage));
   }
 
-  private vote(window: ListingWindow): void {
-    // Answers that place the end at different offsets disagree: the listing moved, or its pages do not
-    // start where `per_page` says.
-    if (this.votes.at !== this.chain.last || this.votes.offset !== this.end) this.resetVotes();
+  /**
+   * `window`'s answer ended at the proved end, shorter than asked. It agrees with the answers before it
+   * when it holds their end at the same offset (`from`, at `fromOffset`): the listing only grew after it.
+   */
+  private vote(window: ListingWindow, from: string | undefined, fromOffset: number): void {
+    const agrees = this.votes.count > 0 && from === this.votes.at && fromOffset === this.votes.offset;
+    if (!agrees) this.resetVotes();
     this.votes.at = this.chain.last;
     this.votes.offset = this.end;
     this.votes.shapes.add(shapeOf(window));
     this.votes.count += 1;
+    if (window.perPage <= this.largestAnswer) this.votes.trusted = true;
   }
 
   private resetVotes(): void {
@@ -323,13 +311,14 @@ class ProvedReading {
   }
 
   /**
-   * The end is believed once two different windows ended at the same proved item and the window after
-   * it held nothing more: a server that leaves out the last items of one answer (lossy pages, a false
-   * empty page) would have to do it three times, at the same item, for three different requests.
+   * The end is believed once answers to two different windows in a row ended at the proved end, at
+   * offsets that agree, one of them asking no more than the server ever served: a server that leaves
+   * out the last items of an answer would have to do it twice in a row, and its own page size cannot
+   * pass for the end.
    */
   private ended(): boolean {
-    const { shapes, count, nothingAfter, noOtherShape } = this.votes;
-    return (shapes.size >= 2 || (noOtherShape && count >= 2)) && nothingAfter >= 2;
+    const { shapes, count, trusted, noOtherShape } = this.votes;
+    return (shapes.size >= 2 || (noOtherShape && count >= 2)) && trusted;
   }
 
   /** A window over the proved end unlike those that already ended there. */
@@ -396,7 +385,7 @@ function newVotes() {
     offset: -2,
     shapes: new Set<string>(),
     count: 0,
-    nothingAfter: 0,
+    trusted: false,
     noOtherShape: false,
   };
 }
