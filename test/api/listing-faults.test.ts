@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MarketplaceClient } from '../../src/api/client.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { clientFor, closedAfterEach, readAll, TEST_RETRY, withoutRaw } from './helpers.js';
+import { byId, clientFor, closedAfterEach, readAll, TEST_RETRY, withoutRaw } from './helpers.js';
 
 const live = closedAfterEach<Simulator>();
 
@@ -19,8 +19,12 @@ describe('lossy short pages', () => {
     const s = await serving({ items: 3_000, seed: 5, faults: { lossyShortPageRate: 0.05 } });
     const reading = await readAll(live.client as MarketplaceClient, { perPage: 50 });
     expect(s.stats().faultsInjected.lossyShortPage).toBeGreaterThan(0);
-    expect(ids(reading.items)).toEqual(ids(s.truth()));
-    expect(reading.items.map(withoutRaw)).toEqual(s.truth());
+    // An item read again (the reading backed up) counts once: the run keys on the id.
+    const read = byId(reading.items.map(withoutRaw));
+    expect([...read.keys()].sort()).toEqual(ids(s.truth()).sort());
+    expect([...read.values()].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      [...s.truth()].sort((a, b) => a.id.localeCompare(b.id)),
+    );
   });
 
   it('re-read a short page until two readings agree, and not the full pages', async () => {

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
-import { ProtocolError } from '../../errors.js';
+import { ListingMovedError, ProtocolError } from '../../errors.js';
 import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
 import type { RawPage } from '../listing-body.js';
@@ -9,7 +9,7 @@ import { AdaptiveWindow, Slots } from '../read-ahead.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
 import { RecentIds } from './recent-ids.js';
-import { type ListingWindow, windowAfter } from './window.js';
+import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
 
 export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
 
@@ -32,6 +32,14 @@ export class WindowsMisaligned extends Error {}
 
 /** Readings without a new proved item before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
+/** Answers for later pages in a row that repeat page 1 before the server is taken to ignore `page`. */
+const PAGE_ONE_REPEATS = 3;
+/** Ends shown by an answer and gone at the next, before the reading gives up on a moving end. */
+const MAX_ENDS_MOVED = 16;
+/** Believed ends that more items followed before the listing is taken as one whose pages shift. */
+const MAX_MISPLACED_ENDS = 6;
+/** Answers in a row, each ending just after the one before, that end a listing growing at its end. */
+const GROWTH_TO_END = 4;
 /** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
 const MIN_OVERLAP = 2;
 
@@ -121,6 +129,9 @@ class ProvedReading {
   private restarted = false;
   private requests = 0;
   private largestAnswer = 0;
+  private misplacedEnds = 0;
+  private pageOneRepeats = 0;
+  private endsMoved = 0;
   private rereads = 0;
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
@@ -151,8 +162,10 @@ class ProvedReading {
       // Asking no more than the server ever served: a short answer then cannot be its own page size.
       const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
       if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
+      windows.push(windowJustAfter(this.end, this.maxPerPage));
     } else {
-      for (let n = 0; n < Math.max(1, room); n += 1) {
+      const count = queued === 0 ? Math.max(1, room) : room;
+      for (let n = 0; n < count; n += 1) {
         const next = windowAfter(this.plannedEnd - this.back, this.overlapNow(), this.maxPerPage);
         if (!next) throw new WindowsMisaligned(`pages of ${this.maxPerPage} cannot overlap`);
         windows.push(next);
@@ -192,24 +205,8 @@ class ProvedReading {
     // A window planned before the proved end moved on may hold only earlier proved items: it would take
     // the proved end back for nothing, so only one planned from the current end may do that.
     if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
-    if (process.env.DBG)
-      console.log(
-        JSON.stringify({
-          w: window,
-          n: answer.length,
-          anchor,
-          end: this.end,
-          last: this.chain.last,
-          first: ids[0],
-          lastId: ids.at(-1),
-          current,
-          stuck: this.stuck,
-          back: this.back,
-          votes: this.votes,
-        }),
-      );
-    if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
     if (!current) return this.outdated();
+    if (window.start > this.end && this.votes.count > 0) return this.afterEnd(answer);
     return this.missed();
   }
 
@@ -249,6 +246,7 @@ class ProvedReading {
   private emptyListing(window: ListingWindow): Outcome {
     this.vote(window, undefined, -1);
     this.votes.trusted = true;
+    this.votes.nothingAfter += 1;
     this.replan();
     return { done: this.ended() };
   }
@@ -260,6 +258,23 @@ class ProvedReading {
       this.maxPerPage = this.largestAnswer;
     }
     this.resetVotes();
+  }
+
+  /** An answer for the window just after the believed end: empty, or a repeat of the end (a server
+   * that clamps `page`), it backs the end; items there mean the answers that ended short were cut. */
+  private afterEnd(answer: readonly Received[]): Outcome {
+    if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
+      this.votes.nothingAfter += 1;
+      return { done: this.ended() };
+    }
+    if (this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
+    else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
+      throw new WindowsMisaligned('answers shorter than asked were followed by more items');
+    }
+    this.noteStuck();
+    this.resetVotes();
+    this.replan();
+    return { done: false };
   }
 
   /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
@@ -292,17 +307,34 @@ class ProvedReading {
   }
 
   /**
-   * `window`'s answer ended at the proved end, shorter than asked. It agrees with the answers before it
-   * when it holds their end at the same offset (`from`, at `fromOffset`): the listing only grew after it.
+   * `window`'s answer ended at the proved end, shorter than asked. It confirms the answers before it
+   * when it ends at the same item; it extends them when it holds their end at the same
+   * offset (`from`, at `fromOffset`) and more after it (the listing grew at its end meanwhile).
    */
   private vote(window: ListingWindow, from: string | undefined, fromOffset: number): void {
-    const agrees = this.votes.count > 0 && from === this.votes.at && fromOffset === this.votes.offset;
-    if (!agrees) this.resetVotes();
-    this.votes.at = this.chain.last;
-    this.votes.offset = this.end;
+    const votes = this.votes;
+    const trusted = window.perPage <= this.largestAnswer;
+    // The same end, wherever moves before it put it now.
+    if (votes.count > 0 && votes.at === this.chain.last) {
+      votes.offset = this.end;
+      votes.shapes.add(shapeOf(window));
+      votes.count += 1;
+      votes.trusted ||= trusted;
+      votes.trustedInGrowth ||= trusted;
+      return;
+    }
+    const extends_ = votes.count > 0 && from === votes.at && fromOffset === votes.offset;
+    if (votes.count > 0 && !extends_ && ++this.endsMoved > MAX_ENDS_MOVED) {
+      throw new ListingMovedError(
+        `The listing kept changing at its end while it was read (${MAX_ENDS_MOVED} ends it showed were gone at the next answer); the next sync tries again.`,
+      );
+    }
+    const growth = extends_ ? votes.growth + 1 : 0;
+    const trustedInGrowth = extends_ && votes.trustedInGrowth;
+    this.resetVotes();
+    Object.assign(this.votes, { at: this.chain.last, offset: this.end, count: 1, growth, trusted });
     this.votes.shapes.add(shapeOf(window));
-    this.votes.count += 1;
-    if (window.perPage <= this.largestAnswer) this.votes.trusted = true;
+    this.votes.trustedInGrowth = trustedInGrowth || trusted;
   }
 
   private resetVotes(): void {
@@ -311,14 +343,15 @@ class ProvedReading {
   }
 
   /**
-   * The end is believed once answers to two different windows in a row ended at the proved end, at
-   * offsets that agree, one of them asking no more than the server ever served: a server that leaves
-   * out the last items of an answer would have to do it twice in a row, and its own page size cannot
-   * pass for the end.
+   * The end is believed once answers to two different windows ended at the same proved item, one of them asking no more than the server ever served (its own page size cannot pass for
+   * the end), and the window just after it held nothing more; or, on a listing that grows at its end after every answer, once `GROWTH_TO_END` answers
+   * in a row each ended just after the one before. A server that leaves out the last items of an
+   * answer would have to do so at the same item twice, or that many times in a row.
    */
   private ended(): boolean {
-    const { shapes, count, trusted, noOtherShape } = this.votes;
-    return (shapes.size >= 2 || (noOtherShape && count >= 2)) && trusted;
+    const { shapes, count, trusted, noOtherShape, growth, trustedInGrowth, nothingAfter } = this.votes;
+    const confirmed = (shapes.size >= 2 || (noOtherShape && count >= 2)) && trusted && nothingAfter >= 1;
+    return confirmed || (growth >= GROWTH_TO_END && trustedInGrowth);
   }
 
   /** A window over the proved end unlike those that already ended there. */
@@ -337,15 +370,23 @@ class ProvedReading {
     this.endingPlanned = false;
   }
 
-  /** A server that ignores `page` answers page 1 again: reading on would never end. */
+  /**
+   * A server that ignores `page` answers page 1 again: reading on would never end. Items inserted at
+   * the front can push page 1's items into one later answer, not into three in a row.
+   */
   private checkPageIgnored(window: ListingWindow, ids: readonly (string | null)[]): void {
     if (window.page === 1) {
       this.firstPageIds ??= ids;
       return;
     }
     const first = this.firstPageIds;
-    if (!first || ids.length < 2 || ids.length > first.length) return;
-    if (ids.every((id, i) => id !== null && id === first[i])) {
+    const repeats =
+      first !== undefined &&
+      ids.length >= 2 &&
+      ids.length <= first.length &&
+      ids.every((id, i) => id !== null && id === first[i]);
+    this.pageOneRepeats = repeats ? this.pageOneRepeats + 1 : 0;
+    if (this.pageOneRepeats >= PAGE_ONE_REPEATS) {
       throw new ProtocolError(
         `The marketplace served page ${window.page} with the items of page 1; it seems to ignore the page parameter, so the listing cannot be read completely.`,
       );
@@ -386,6 +427,11 @@ function newVotes() {
     shapes: new Set<string>(),
     count: 0,
     trusted: false,
+    /** Answers in a row that each ended just after the one before. */
+    growth: 0,
+    trustedInGrowth: false,
+    /** Answers just after the end that held nothing more. */
+    nothingAfter: 0,
     noOtherShape: false,
   };
 }
