@@ -9,7 +9,7 @@ import {
 } from './api/client.js';
 import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
-import { InterruptedError } from './errors.js';
+import { InterruptedError, ShopSyncError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
 import { commitRun } from './store/commit.js';
@@ -307,7 +307,8 @@ function stageBeforeFailing(batch: StagingBatch, log: Logger): void {
 /** Marks the run failed; if even that fails (the store is the problem), the original error still wins. */
 function recordFailure(store: Store, run: number, failure: unknown, log: Logger): void {
   try {
-    failRun(store, run, failure instanceof Error ? failure.message : String(failure));
+    const code = failure instanceof ShopSyncError ? failure.code : null;
+    failRun(store, run, failure instanceof Error ? failure.message : String(failure), new Date(), code);
   } catch (error) {
     log.warn({ err: error, run }, 'could not mark the run failed; it stays running until reclaimed');
   }
