@@ -81,7 +81,9 @@ function fromRow<T extends RunSummary>(row: RunRow<T> | undefined): T | undefine
 }
 
 export function listRuns(store: Store): RunSummary[] {
-  const rows = store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`).all() as RunRow<RunSummary>[];
+  const rows = store.db
+    .prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`)
+    .all() as RunRow<RunSummary>[];
   return rows.map((row) => fromRow(row));
 }
 
@@ -94,7 +96,9 @@ export function getRun(store: Store, run: number): RunSummary | undefined {
 }
 
 export function getRunDetail(store: Store, run: number): RunDetail | undefined {
-  return fromRow(store.db.prepare('SELECT * FROM runs WHERE run = ?').get(run) as RunRow<RunDetail> | undefined);
+  return fromRow(
+    store.db.prepare('SELECT * FROM runs WHERE run = ?').get(run) as RunRow<RunDetail> | undefined,
+  );
 }
 
 export function latestCompleteRun(store: Store): number | null {

@@ -135,7 +135,13 @@ describe('shop-sync sync', () => {
       sim.setFaults({ rate5xx: 0 });
     }
     const failed = JSON.parse((await cli('runs', '--json')).stdout)[1];
-    expect(failed).toMatchObject({ run: 2, status: 'failed', attempts: 1, resumed_at: null, earlier_errors: [] });
+    expect(failed).toMatchObject({
+      run: 2,
+      status: 'failed',
+      attempts: 1,
+      resumed_at: null,
+      earlier_errors: [],
+    });
     expect(failed.error).toMatch(/HTTP 5\d\d/);
 
     const resumed = await cli('sync', '--json');
@@ -196,7 +202,7 @@ describe('shop-sync sync', () => {
     const result = await cli('sync');
     expect([result.code, result.stderr]).toEqual([
       1,
-      `shop-sync: Cannot open store ${store}: file is not a database.\n`,
+      `shop-sync: Cannot open store ${store}: it is corrupt (file is not a database). Move it aside (with its -wal and -shm files, if any), for example to inventory.sqlite.corrupt: the next sync starts a new history, and the feeds stay as last published until then.\n`,
     ]);
     expect(readFileSync(store, 'utf8')).toMatch(/^not a database/);
   });

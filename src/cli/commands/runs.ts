@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { fromSqlite } from '../../store/open.js';
 import { type FeedsLag, feedsLag } from '../../store/published.js';
 import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
@@ -25,6 +26,8 @@ export function runsCommand(io: CliIO): Command {
       try {
         runs = store ? listRuns(store) : [];
         lag = store ? feedsLag(store) : undefined;
+      } catch (error) {
+        throw store ? fromSqlite(`Cannot read store ${store.path}`, store.path, error) : error;
       } finally {
         store?.close();
       }
