@@ -83,11 +83,19 @@ export function checkStore(file: string): Promise<StoreHealth> {
 function health(file: string, answer: WorkerAnswer): StoreHealth {
   if ('problems' in answer) {
     if (answer.problems.length === 0) return { status: 'ok' };
-    return { status: 'corrupt', error: corruptStore(file, answer.problems.join('; ')) };
+    return { status: 'corrupt', error: corruptStore(file, oneLine(answer.problems)) };
   }
   const error = Object.assign(new Error(answer.error.message), { code: answer.error.code });
   if (isCorruption(answer.error.code)) return { status: 'corrupt', error: corruptStore(file, error.message) };
   return { status: 'failed', error: storeError(`Cannot verify store ${file}`, file, error) };
+}
+
+/** quick_check's answers on one line, without its "*** in database main ***" headings. */
+function oneLine(problems: readonly string[]): string {
+  return problems
+    .flatMap((problem) => problem.split('\n'))
+    .filter((line) => line.trim() !== '' && !line.startsWith('***'))
+    .join('; ');
 }
 
 function corruptStore(file: string, problems: string): StoreCorruptError {
