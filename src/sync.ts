@@ -240,7 +240,9 @@ async function completeRun(
     });
     if (removals.stillPresent > 0) log.info(removals, 'items missing from the listing are still there');
     deps.onPoint?.('removals-confirmed');
+    const waiting = Date.now();
     const health = await check.result;
+    log.debug({ waitedMs: Date.now() - waiting, status: health.status }, 'store checked');
     if (health.status !== 'ok') throw health.error;
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
