@@ -15,7 +15,7 @@ export type StoreHealth =
 /** A check under way; `cancel` stops it (its result is then never looked at). */
 export interface StoreCheck {
   readonly result: Promise<StoreHealth>;
-  cancel(): Promise<void>;
+  cancel(): void;
 }
 
 /** Problems quoted in the message: the first says what is wrong, a hundred would bury the advice. */
@@ -69,8 +69,11 @@ export function startStoreCheck(file: string): StoreCheck {
   });
   return {
     result,
-    cancel: async () => {
-      await worker.terminate();
+    // Not awaited: a thread stops only between SQLite calls, and a failing or stopped sync (SIGTERM within
+    // its grace period) must not wait for a check nobody will read; unref'd, it never holds the process.
+    cancel: () => {
+      worker.unref();
+      void worker.terminate();
     },
   };
 }
