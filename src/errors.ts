@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'MARKETPLACE_PROTOCOL',
   'STORE_FAILED',
   'STORE_LOCKED',
+  'STORE_CORRUPT',
   'SYNC_BUSY',
   'INTERRUPTED',
   'QUEUE_UNAVAILABLE',
@@ -129,6 +130,14 @@ export class StoreError extends ShopSyncError {
     super(message, options);
     this.code = retryable ? 'STORE_LOCKED' : 'STORE_FAILED';
   }
+}
+
+/**
+ * SQLite found the store damaged (SQLITE_CORRUPT, SQLITE_NOTADB, or `PRAGMA quick_check` said so). Never
+ * retried: only moving the file aside helps, and the message says so.
+ */
+export class StoreCorruptError extends StoreError {
+  override readonly code: ErrorCode = 'STORE_CORRUPT';
 }
 
 /** Another sync of the same shop holds the shop's lease. Retryable: it will finish. */

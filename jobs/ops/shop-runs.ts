@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { CronExpressionParser } from 'cron-parser';
 import type { AppConfig, ShopConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open.js';
+import { fromSqlite, openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { getRun, latestCompleteRun } from '../../src/store/runs.js';
 
@@ -31,6 +31,8 @@ export function readLastCompleteRun(config: AppConfig, shop: string): CompleteRu
       items: summary.items,
       invalid: summary.invalid,
     };
+  } catch (error) {
+    throw fromSqlite(`Cannot read store ${file}`, file, error);
   } finally {
     store.close();
   }

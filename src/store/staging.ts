@@ -9,6 +9,11 @@ export interface StagedPage {
   readonly page: number;
   readonly items: readonly Item[];
   readonly invalid: readonly InvalidItem[];
+  /**
+   * The listing reader's resume state after this page (JSON), if it keeps one: stored with the page in
+   * the same transaction, handed back by `beginRun` when the run resumes.
+   */
+  readonly checkpoint?: string;
 }
 
 /** Page number recorded for items staged by confirming a removal rather than by reading a page. */
@@ -43,7 +48,15 @@ export function stagePages(
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
         invalid += page.invalid.length;
       }
-      statements.checkpoint.run(last.page, pages.length, fresh, invalid, now.toISOString(), run);
+      statements.checkpoint.run(
+        last.page,
+        last.checkpoint ?? null,
+        pages.length,
+        fresh,
+        invalid,
+        now.toISOString(),
+        run,
+      );
     })
     .immediate();
 }
@@ -132,7 +145,7 @@ const stagingStatements = perConnection(
   (db): StagingStatements => ({
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
-      `UPDATE runs SET checkpoint_page = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
+      `UPDATE runs SET checkpoint_page = ?, checkpoint = coalesce(?, checkpoint), pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
     countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),
