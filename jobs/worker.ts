@@ -78,6 +78,7 @@ export async function startWorker(
   options: StartWorkerOptions = {},
 ): Promise<WorkerHandle> {
   for (const shop of Object.values(config.shops)) requireConnection(shop);
+  const ops = opsSurface(config, log);
   const redis = logErrors(await connectRedis(config.redisUrl), log, 'Redis connection');
   const queues = new ShopQueues(redis, config.queuePrefix, log);
   try {
@@ -93,7 +94,6 @@ export async function startWorker(
   const emit = (outcome: JobOutcome) => {
     for (const listener of listeners) listener(outcome);
   };
-  const ops = opsSurface(config, log);
   const deps: SyncProcessorDeps = {
     config,
     log,

@@ -1,7 +1,7 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
-import type { AppConfig } from '../../src/config.js';
+import { type AppConfig, readSecret } from '../../src/config.js';
 import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../worker.js';
 import { HealthCheck } from './health.js';
@@ -28,7 +28,11 @@ export interface OpsSurface {
   close(): Promise<void>;
 }
 
+/** Reads the ops login's password now: a missing file stops the worker at start-up, naming the setting. */
 export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
+  const login = config.opsLogin
+    ? { username: config.opsLogin.username, password: readSecret(config.opsLogin.password) }
+    : undefined;
   const metrics = new OpsMetrics(config);
   let server: OpsServer | undefined;
   return {
@@ -44,8 +48,18 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
       onOutcome((outcome) => record(outcome, metrics, health));
       if (config.opsPort === 0) return;
       try {
-        server = await startOpsServer(config.opsPort, { health, metrics, queues, log });
-        log.info({ port: server.port }, 'ops port listening: /healthz, /metrics, /queues');
+        server = await startOpsServer(config.opsPort, {
+          host: config.opsHost,
+          login,
+          health,
+          metrics,
+          queues,
+          log,
+        });
+        log.info(
+          { host: config.opsHost, port: server.port, login: login !== undefined },
+          'ops port listening: /healthz, /metrics, /queues',
+        );
       } catch (error) {
         // Syncing matters more than being observed: a taken port is reported, not fatal.
         log.error({ err: error, port: config.opsPort }, `OPS_PORT ${config.opsPort} cannot be served`);
