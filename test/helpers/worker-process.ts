@@ -33,7 +33,8 @@ export async function startWorkerProcess(
           args: ['-c', `ulimit -n ${options.fdLimit} && exec "$0" "$1" worker`, process.execPath, bin],
         };
   const child = spawn(command.file, command.args, {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    // At least info: the worker's 'worker started' line is what tells that it is up.
+    env: { PATH: process.env.PATH ?? '', ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
