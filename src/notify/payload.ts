@@ -60,16 +60,16 @@ export function notificationOf(ended: RunEnded): Notification {
     error: ended.error.message,
     feeds: null,
   };
-  // A failure before any run began has no run number: the time it ended tells such deliveries apart.
-  const run = ended.run ?? `none-${ended.finishedAt.getTime()}`;
+  // The contract's `<shop>:<run>:<event>` literally, `null` for a failure before any run began: such
+  // failures (a store that cannot be opened) repeat until fixed, and one of them told is enough.
   return {
     shop: ended.shop,
     event,
-    delivery: deliveryId(ended.shop, run, event),
+    delivery: deliveryId(ended.shop, ended.run, event),
     body: JSON.stringify(body),
   };
 }
 
-function deliveryId(shop: string, run: number | string, event: NotifyEvent): string {
+function deliveryId(shop: string, run: number | null, event: NotifyEvent): string {
   return `${shop}:${run}:${event}`;
 }

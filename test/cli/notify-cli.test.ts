@@ -1,3 +1,5 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
@@ -87,13 +89,26 @@ describe('sync with NOTIFY_URL', () => {
     expect(receiver.received.length).toBe(1);
     const [received] = receiver.received as [Received];
     expect(received.headers['x-shop-sync-event']).toBe('sync.failed');
-    expect(received.headers['x-shop-sync-delivery']).toMatch(/^shop:(\d+|none-\d+):sync\.failed$/);
+    expect(received.headers['x-shop-sync-delivery']).toMatch(/^shop:\d+:sync\.failed$/);
     const body = JSON.parse(received.body);
     expect(body).toMatchObject({ shop: 'shop', status: 'failed', event: 'sync.failed', feeds: null });
     expect(result.stderr).toContain(body.error);
     expect(JSON.stringify(received)).not.toContain('wrong-password');
     expectNoSecrets(receiver.received);
     expect(validSignature(received, SECRET)).toBe(true);
+  });
+
+  it('tells a failure before any run began as run null', async () => {
+    const notADirectory = path.join(temp.dir, 'a-file');
+    writeFileSync(notADirectory, 'not a directory\n');
+    const result = await runCli(['sync'], env({ DATA_DIR: notADirectory }));
+    expect(result.code).toBe(1);
+    const [received] = receiver.received as [Received];
+    expect(received.headers['x-shop-sync-delivery']).toBe('shop:null:sync.failed');
+    const body = JSON.parse(received.body);
+    expect(body).toMatchObject({ run: null, status: 'failed', event: 'sync.failed', feeds: null });
+    expect(result.stderr).toContain(body.error);
+    expect(readFileSync(notADirectory, 'utf8')).toBe('not a directory\n');
   });
 
   it('sends unsigned without a secret', async () => {
@@ -117,6 +132,10 @@ describe('sync with NOTIFY_URL', () => {
       expect(result.stderr).toMatch(
         /shop-sync: Warning: The notification to http:\/\/127\.0\.0\.1:\d+ was answered HTTP 307 \(redirects are not followed\)\. Gave up on notification shop:\d+:sync\.complete after 30 s; the sync's result stands\./,
       );
+      // What the sync wrote stands: its run complete, its feeds published.
+      const runs = JSON.parse((await runCli(['runs', '--json'], env())).stdout);
+      expect(runs[0]).toMatchObject({ run: JSON.parse(result.stdout).run, status: 'complete' });
+      expect(existsSync(path.join(temp.dir, 'shop', 'feeds', 'inventory.csv'))).toBe(true);
       expect(took).toBeGreaterThan(15_000);
       expect(took).toBeLessThan(45_000);
     } finally {
