@@ -2,6 +2,8 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, notifyQueueName, ShopQueues, syncQueueName } from '../../jobs/queue.js';
+import { startWorker } from '../../jobs/worker.js';
+import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -151,4 +153,38 @@ describe("the worker's notifications", () => {
       await queues.close();
     }
   }, 150_000);
+
+  it('tell a failed sync as sync.failed, with its reason and nothing secret', async () => {
+    const env = {
+      ...simEnv(sim, temp.dir),
+      REDIS_URL: TEST_REDIS_URL,
+      SYNC_QUEUE_PREFIX: prefix,
+      OPS_PORT: '0',
+      NOTIFY_URL: receiver.url,
+      MARKETPLACE_PASSWORD: 'not-the-password',
+    };
+    const worker = await startWorker(loadConfig(env), silentLogger());
+    const events = new QueueEvents(syncQueueName('shop'), { connection: redis, prefix });
+    try {
+      await events.waitUntilReady();
+      const { job } = await enqueueSync(worker.queues.of('shop'), 'shop');
+      const failure = await job.waitUntilFinished(events).catch((error: Error) => error);
+      expect(failure).toBeInstanceOf(Error);
+      const received = await until('sync.failed', async () => receiver.received[0]);
+      expect(received.headers['x-shop-sync-event']).toBe('sync.failed');
+      expect(received.headers['x-shop-sync-delivery']).toMatch(/^shop:\d+:sync\.failed$/);
+      expect(received.headers['x-shop-sync-signature']).toBeUndefined();
+      const body = JSON.parse(received.body);
+      expect(body).toMatchObject({
+        shop: 'shop',
+        status: 'failed',
+        feeds: null,
+        error: (failure as Error).message,
+      });
+      expect(received.body).not.toContain('not-the-password');
+    } finally {
+      await events.close();
+      await worker.close();
+    }
+  });
 });
