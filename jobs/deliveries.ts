@@ -70,7 +70,12 @@ export async function queueNotification(queues: ShopQueues, notification: Notifi
  * restarts (the job waits in Redis). A shop's URL or the secret removed from the configuration meanwhile
  * fails the job for good, saying so.
  */
-export function deliveryWorkers(config: AppConfig, settings: WorkerOptions, log: Logger): Worker[] {
+export function deliveryWorkers(
+  config: AppConfig,
+  settings: WorkerOptions,
+  log: Logger,
+  counted: (shop: string, outcome: 'delivered' | 'retrying' | 'failed') => void,
+): Worker[] {
   return Object.values(config.shops)
     .filter((shop) => shop.notifyUrl !== undefined)
     .map((shop) => {
@@ -81,6 +86,7 @@ export function deliveryWorkers(config: AppConfig, settings: WorkerOptions, log:
         settings: { backoffStrategy: (attemptsMade) => retryWait(attemptsMade) },
       });
       worker.on('failed', (job, error) => {
+        counted(shop.name, error instanceof UnrecoverableError ? 'failed' : 'retrying');
         if (job)
           log.warn(
             {
@@ -92,12 +98,13 @@ export function deliveryWorkers(config: AppConfig, settings: WorkerOptions, log:
             'notification not taken',
           );
       });
-      worker.on('completed', (job) =>
+      worker.on('completed', (job) => {
+        counted(shop.name, 'delivered');
         log.info(
           { shop: shop.name, delivery: job.data?.delivery, attempts: job.attemptsMade + 1 },
           'notification delivered',
-        ),
-      );
+        );
+      });
       return logErrors(worker, log, 'worker');
     });
 }

@@ -131,7 +131,7 @@ export async function startWorker(
     return worker;
   });
   workers.push(tickWorker(queues, settings, log));
-  workers.push(...deliveryWorkers(config, settings, log));
+  workers.push(...deliveryWorkers(config, settings, log, ops.notified));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   for (const shop of Object.values(config.shops)) {
     queues.of(shop.name);

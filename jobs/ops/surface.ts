@@ -5,7 +5,7 @@ import { type AppConfig, readSecret } from '../../src/config.js';
 import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../worker.js';
 import { HealthCheck } from './health.js';
-import { OpsMetrics } from './metrics.js';
+import { type NotificationOutcome, OpsMetrics } from './metrics.js';
 import { type OpsServer, startOpsServer } from './server.js';
 import { type CompleteRun, readLastCompleteRun } from './shop-runs.js';
 
@@ -23,6 +23,8 @@ export interface OpsTargets {
 export interface OpsSurface {
   /** The marketplace events of one shop's syncs, for `SyncDeps.events`. */
   events(shop: string): MarketplaceEvents;
+  /** Counts a notification's delivery attempt. */
+  notified(shop: string, outcome: NotificationOutcome): void;
   /** Reads each shop's last complete run, follows the worker's jobs and listens on OPS_PORT. */
   start(targets: OpsTargets): Promise<void>;
   close(): Promise<void>;
@@ -37,6 +39,7 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
   let server: OpsServer | undefined;
   return {
     events: (shop) => metrics.eventsFor(shop),
+    notified: (shop, outcome) => metrics.notification(shop, outcome),
     close: async () => server?.close(),
     async start({ redis, queues, workers, onOutcome }) {
       const health = new HealthCheck(config, redis, workers);

@@ -10,7 +10,7 @@ import { runCli } from '../helpers/cli.js';
 import { type Received, Receiver, validSignature } from '../helpers/receiver.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
-import { freePort } from './ops/ops-fixtures.js';
+import { freePort, metricsOnce, sample } from './ops/ops-fixtures.js';
 import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 const SECRET = 'worker-notify-secret';
@@ -108,6 +108,9 @@ describe("the worker's notifications", () => {
       expect(metrics).toMatch(
         new RegExp(`^bullmq_job_count\\{queue="${notifyQueueName('shop')}", state="delayed"\\} 1$`, 'm'),
       );
+      expect(
+        sample(metrics, 'shop_sync_notifications_total', 'shop="shop",outcome="retrying"'),
+      ).toBeGreaterThanOrEqual(2);
       const board = await (await fetch(`http://127.0.0.1:${opsPort}/queues/api/queues`)).text();
       expect(board).toContain(notifyQueueName('shop'));
       expect(board).not.toContain(SECRET);
@@ -142,6 +145,8 @@ describe("the worker's notifications", () => {
         ...sim.issuedTokens(),
       ])
         expect(sent).not.toContain(secret);
+      const delivered = await metricsOnce(opsPort, (text) => text.includes('outcome="delivered"} 1'));
+      expect(sample(delivered, 'shop_sync_notifications_total', 'shop="shop",outcome="delivered"')).toBe(1);
       await until('no notification pending', async () => {
         const parsed = JSON.parse((await runCli(['status', '--json'], env)).stdout) as NotificationsJson;
         const { waiting, retrying, failed } = parsed.notifications;
