@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'NO_WORKER',
   'WAIT_TIMEOUT',
   'SHOPS_FAILED',
+  'NOTIFY_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -157,6 +158,16 @@ export class InterruptedError extends ShopSyncError {
 /** A command over several shops (`sync --all`, `check --all`) failed for some; each was reported already. */
 export class ShopsFailedError extends ShopSyncError {
   readonly code = 'SHOPS_FAILED';
+  readonly retryable = true;
+  readonly exitCode = 1;
+}
+
+/**
+ * A notification (NOTIFY_URL) was not taken: no 2xx answer in time. Retryable: the receiver may come
+ * back. It never fails a sync; the CLI warns with it, the worker's delivery queue retries it.
+ */
+export class DeliveryError extends ShopSyncError {
+  readonly code = 'NOTIFY_FAILED';
   readonly retryable = true;
   readonly exitCode = 1;
 }

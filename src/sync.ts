@@ -11,7 +11,7 @@ import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
 import type { Item } from './domain/item.js';
 import { ITEM_FIELDS } from './domain/item-fields.js';
-import { InterruptedError, ShopSyncError } from './errors.js';
+import { InterruptedError, ShopSyncError, SyncBusyError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
 import { commitRun } from './store/commit.js';
@@ -74,7 +74,26 @@ export interface SyncDeps {
   onPoint?: (point: SyncPoint) => void;
   /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
+  /**
+   * Told once a run ends, complete or failed (not when stopped or busy: that run is not over), before
+   * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
+   * outcome. The CLI delivers the notification from here, the worker queues it.
+   */
+  onRun?: (ended: RunEnded) => Promise<void>;
 }
+
+/** How a run ended, for `onRun`: its summary, or its failure with how far it got. */
+export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
+  | { readonly status: 'complete'; readonly summary: SyncSummary }
+  | {
+      readonly status: 'failed';
+      /** Null when the sync failed before it began a run (settings, the store). */
+      readonly run: number | null;
+      readonly error: Error;
+      readonly progress: SyncProgress | undefined;
+      readonly duration_ms: number;
+    }
+);
 
 /** What one sync did: its run's counts, between the run and how long it took. */
 export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
@@ -86,6 +105,51 @@ export type SyncSummary = { shop: string; run: number; status: 'complete' } & Ru
  * commit the run as the latest snapshot, write the feeds, prune. The CLI and the worker both call it.
  */
 export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSummary> {
+  const { onRun } = deps;
+  if (!onRun) return syncOnce(shop, deps);
+  const started = Date.now();
+  let run: number | null = null;
+  let progress: SyncProgress | undefined;
+  const told = (ended: RunEnded) =>
+    onRun(ended).catch((error: unknown) =>
+      deps.log.warn({ err: error, shop: shop.name }, 'could not report the end of the run'),
+    );
+  try {
+    const summary = await syncOnce(shop, {
+      ...deps,
+      onRunStarted: (number) => {
+        run = number;
+      },
+      onProgress: (now) => {
+        progress = now;
+        deps.onProgress?.(now);
+      },
+    });
+    await told({ shop: shop.name, finishedAt: new Date(), status: 'complete', summary });
+    return summary;
+  } catch (error) {
+    if (!(error instanceof InterruptedError || error instanceof SyncBusyError)) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      const duration_ms = Date.now() - started;
+      await told({
+        shop: shop.name,
+        finishedAt: new Date(),
+        status: 'failed',
+        run,
+        error: failure,
+        progress,
+        duration_ms,
+      });
+    }
+    throw error;
+  }
+}
+
+/** `runSync` without `onRun`; tells `onRunStarted` the run it began or resumed. */
+async function syncOnce(
+  shop: ShopConfig,
+  deps: SyncDeps & { onRunStarted?: (run: number) => void },
+): Promise<SyncSummary> {
   const started = Date.now();
   const connection = requireConnection(shop);
   const log = deps.log.child({ shop: shop.name });
@@ -132,7 +196,7 @@ interface Held {
 /** The sync proper, between acquiring the store and releasing it. */
 async function syncHeld(
   shop: ShopConfig,
-  deps: SyncDeps,
+  deps: SyncDeps & { onRunStarted?: (run: number) => void },
   held: Held,
   log: Logger,
   started: number,
@@ -154,6 +218,7 @@ async function syncHeld(
     resumeWindowMinutes: deps.config.resumeWindowMinutes,
   });
   log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
+  deps.onRunStarted?.(start.run);
   const discarded = await discardUnfinishedRuns(store, start.run);
   if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
   const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);

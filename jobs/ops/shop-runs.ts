@@ -38,11 +38,6 @@ export function readLastCompleteRun(config: AppConfig, shop: string): CompleteRu
   }
 }
 
-/** When the shop's schedule fires next after `from`. */
-export function nextScheduledRun(shop: ShopConfig, from = new Date()): Date {
-  return CronExpressionParser.parse(shop.schedule, { currentDate: from }).next().toDate();
-}
-
 /**
  * How long a shop may go without a complete run: a few periods of its schedule (the gap between its
  * next two firings), so a cron of every 15 minutes tolerates 45.
