@@ -31,7 +31,9 @@ FROM node:26-bookworm-slim
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*
-ENV NODE_ENV=production DATA_DIR=/data OPS_PORT=9464
+# OPS_HOST: the ops port listens on every interface of the container, which is its own network: probes
+# and Prometheus reach it there. The worker's default outside a container is loopback only (README, Ops).
+ENV NODE_ENV=production DATA_DIR=/data OPS_PORT=9464 OPS_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

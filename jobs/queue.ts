@@ -26,6 +26,11 @@ export function syncQueueName(shop: string): string {
   return `sync-${shop}`;
 }
 
+/** A shop's notifications to deliver: a queue of its own, read only by workers that know the shop. */
+export function notifyQueueName(shop: string): string {
+  return `notify-${shop}`;
+}
+
 /** What a job carries, checked before any work: a job that is not this is failed for good. */
 export const ShopJobData = z.strictObject({ shop: z.string().refine(isShopName, SHOP_NAME_RULE) });
 export type ShopJobData = z.infer<typeof ShopJobData>;
@@ -59,6 +64,7 @@ export const TICK_JOB_OPTIONS: JobsOptions = {
  */
 export class ShopQueues {
   private readonly queues = new Map<string, SyncQueue>();
+  private readonly notifyQueues = new Map<string, Queue>();
   readonly ticks: Queue<ShopJobData, unknown>;
 
   constructor(
@@ -85,9 +91,23 @@ export class ShopQueues {
     return queue;
   }
 
-  /** Every queue opened so far (the ticks' first). */
+  /** A shop's queue of notifications to deliver (see deliveries.ts). */
+  notifyOf(shop: string): Queue {
+    let queue = this.notifyQueues.get(shop);
+    if (!queue) {
+      queue = logErrors(
+        new Queue(notifyQueueName(shop), { connection: this.redis, prefix: this.prefix }),
+        this.log,
+        'queue',
+      );
+      this.notifyQueues.set(shop, queue);
+    }
+    return queue;
+  }
+
+  /** Every queue opened so far (the ticks' first, then the syncs', then the notifications'). */
   all(): Queue[] {
-    return [this.ticks as Queue, ...(this.queues.values() as Iterable<Queue>)];
+    return [this.ticks as Queue, ...(this.queues.values() as Iterable<Queue>), ...this.notifyQueues.values()];
   }
 
   async close(): Promise<void> {

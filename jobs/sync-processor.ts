@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { AppConfig } from '../src/config.js';
+import { type AppConfig, requireConnection } from '../src/config.js';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync.js';
@@ -79,7 +79,12 @@ function runJob(
     config,
     log,
     signal: signal ? AbortSignal.any([signal, deps.stopping]) : deps.stopping,
-    tokenStore: new RedisTokenStore(redis, { prefix: config.queuePrefix, shop, logger: log }),
+    tokenStore: new RedisTokenStore(redis, {
+      prefix: config.queuePrefix,
+      shop,
+      clientSecret: requireConnection(shopConfig).clientSecret,
+      logger: log,
+    }),
     leaseOwner: String(job.id),
     onProgress: throttledProgress(job, log),
     ...deps.extraDeps?.(shop),

@@ -4,11 +4,14 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { StoredToken, TokenStore } from '../src/api/token-store.js';
 import type { Logger } from '../src/log.js';
+import { TokenCipher } from './token-cipher.js';
 
 export interface RedisTokenStoreOptions {
   /** Namespaces the keys, like the queue's prefix: deployments sharing a Redis stay apart. */
   readonly prefix: string;
   readonly shop: string;
+  /** The shop's client secret: the token's key at rest is derived from it (see TokenCipher). */
+  readonly clientSecret: string;
   /**
    * How long the renewal lock is held at most. A holder that dies frees it after this long; a renewal
    * (a token request with its retries) that takes longer has the lock extended while it runs.
@@ -48,6 +51,7 @@ export class RedisTokenStore implements TokenStore {
   private readonly lockKey: string;
   private readonly lockTtlMs: number;
   private readonly logger: Logger;
+  private readonly cipher: TokenCipher;
 
   constructor(
     private readonly redis: Redis,
@@ -57,15 +61,23 @@ export class RedisTokenStore implements TokenStore {
     this.lockKey = `${options.prefix}:token-lock:${options.shop}`;
     this.lockTtlMs = options.lockTtlMs ?? DEFAULT_LOCK_TTL_MS;
     this.logger = options.logger;
+    this.cipher = new TokenCipher(options.clientSecret, options.shop, this.tokenKey);
   }
 
   async get(): Promise<StoredToken | undefined> {
     const raw = await this.redis.get(this.tokenKey);
     if (raw === null) return undefined;
     // Something unreadable under our key is treated as no token: the next request logs in again.
+    const opened = this.cipher.open(raw);
+    if (opened === undefined) {
+      this.logger.info(
+        'the stored token cannot be decrypted (the client secret changed, or it was stored in clear): logging in again',
+      );
+      return undefined;
+    }
     let json: unknown;
     try {
-      json = JSON.parse(raw);
+      json = JSON.parse(opened);
     } catch {
       return undefined;
     }
@@ -78,7 +90,8 @@ export class RedisTokenStore implements TokenStore {
   async set(token: StoredToken): Promise<void> {
     const renewAt = Number.isFinite(token.renewAt) ? token.renewAt : null;
     const ttlMs = Math.max(renewAt ?? Date.now(), Date.now()) - Date.now() + TOKEN_KEY_GRACE_MS;
-    await this.redis.set(this.tokenKey, JSON.stringify({ ...token, renewAt }), 'PX', ttlMs);
+    const sealed = this.cipher.seal(JSON.stringify({ ...token, renewAt }));
+    await this.redis.set(this.tokenKey, sealed, 'PX', ttlMs);
   }
 
   /** Waiting for the lock ends with `signal`'s reason when it is aborted (the worker stops, the budget runs out). */

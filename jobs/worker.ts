@@ -1,8 +1,10 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type AppConfig, requireConnection } from '../src/config.js';
+import { type AppConfig, readSecret, requireConnection } from '../src/config.js';
 import type { Logger } from '../src/log.js';
+import { notificationOf } from '../src/notify/payload.js';
 import type { SyncSummary } from '../src/sync.js';
+import { deliveryWorkers, queueNotification } from './deliveries.js';
 import { errorCode, logErrors } from './log-errors.js';
 import { opsSurface } from './ops/surface.js';
 import { SCHEDULED_JOB, ShopJobData, ShopQueues, syncQueueName, TICK_QUEUE } from './queue.js';
@@ -78,6 +80,9 @@ export async function startWorker(
   options: StartWorkerOptions = {},
 ): Promise<WorkerHandle> {
   for (const shop of Object.values(config.shops)) requireConnection(shop);
+  // Read once now so that a secret file that cannot be read stops the worker, naming it; read again at each delivery.
+  if (config.notifySecret) readSecret(config.notifySecret);
+  const ops = opsSurface(config, log);
   const redis = logErrors(await connectRedis(config.redisUrl), log, 'Redis connection');
   const queues = new ShopQueues(redis, config.queuePrefix, log);
   try {
@@ -93,7 +98,6 @@ export async function startWorker(
   const emit = (outcome: JobOutcome) => {
     for (const listener of listeners) listener(outcome);
   };
-  const ops = opsSurface(config, log);
   const deps: SyncProcessorDeps = {
     config,
     log,
@@ -101,7 +105,15 @@ export async function startWorker(
     slots: new Slots(config.workerConcurrency ?? defaultConcurrency(config)),
     stopping: stopping.signal,
     forced: forced.signal,
-    extraDeps: (shop) => ({ events: ops.events(shop), ...options.extraDeps?.(shop) }),
+    extraDeps: (shop) => ({
+      events: ops.events(shop),
+      // The run's notification waits in Redis for the delivery workers: the sync's job does not wait for it.
+      onRun:
+        config.shops[shop]?.notifyUrl === undefined
+          ? undefined
+          : (ended) => queueNotification(queues, notificationOf(ended)),
+      ...options.extraDeps?.(shop),
+    }),
   };
   const settings: WorkerOptions = {
     connection: redis,
@@ -119,8 +131,12 @@ export async function startWorker(
     return worker;
   });
   workers.push(tickWorker(queues, settings, log));
+  workers.push(...deliveryWorkers(config, settings, log, ops.notified));
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  for (const shop of Object.keys(config.shops)) queues.of(shop);
+  for (const shop of Object.values(config.shops)) {
+    queues.of(shop.name);
+    if (shop.notifyUrl !== undefined) queues.notifyOf(shop.name);
+  }
   await ops.start({
     redis,
     queues: queues.all(),

@@ -50,6 +50,21 @@ export interface ShopConfig {
   readonly order: string | undefined;
   readonly locale: string | undefined;
   readonly filters: Readonly<ListingFilters>;
+  /** Where each finished run of this shop is POSTed (NOTIFY_URL, else the file's `notify_url`); none: no notifications. */
+  readonly notifyUrl: string | undefined;
+}
+
+/** A secret setting located but not read: `read` reads it when it is used (a file may appear later). */
+export interface SecretSetting {
+  /** The setting as the user wrote it (`OPS_PASSWORD_FILE`). */
+  readonly setting: string;
+  readonly source: CredentialSource;
+}
+
+/** The ops port's HTTP Basic login for `/metrics` and `/queues`. */
+export interface OpsLogin {
+  readonly username: string;
+  readonly password: SecretSetting;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -76,6 +91,12 @@ export interface AppConfig {
   readonly shutdownGraceSeconds: number;
   /** The worker's HTTP port for health, metrics and the dashboard; 0 turns it off. */
   readonly opsPort: number;
+  /** The address the ops port binds: loopback unless the operator opens it (the image sets 0.0.0.0). */
+  readonly opsHost: string;
+  /** When set, `/metrics` and `/queues` ask for this login; `/healthz` stays open for probes. */
+  readonly opsLogin: OpsLogin | null;
+  /** The key of the notifications' HMAC-SHA256 signature; undefined: deliveries go unsigned. */
+  readonly notifySecret: SecretSetting | undefined;
   readonly shops: Readonly<Record<string, ShopConfig>>;
   /** The shop a command uses when `--shop` is not given. */
   readonly defaultShop: string;
@@ -108,6 +129,7 @@ const DEFAULTS = {
   maxInFlight: 8,
   shutdownGraceSeconds: 20,
   opsPort: 9464,
+  opsHost: '127.0.0.1',
 };
 
 const redisUrl = z
@@ -127,6 +149,21 @@ const perPage = intBetween(1, MAX_PER_PAGE);
 const maxInFlight = intBetween(1, MAX_IN_FLIGHT);
 const opsPort = intBetween(0, 65535);
 const graceSeconds = z.coerce.number().nonnegative().max(3600, 'expected at most 3600 seconds');
+const opsHost = z.string().regex(/^[A-Za-z0-9.:_-]+$/, 'expected an IP address or a host name');
+/**
+ * A notification target: http(s) only, and no user or password in it, since the URL is kept in Redis
+ * with each pending delivery and shown in `status`.
+ */
+const notifyUrl = z
+  .string()
+  .refine(
+    (value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol),
+    'expected an http:// or https:// URL',
+  )
+  .refine(
+    (value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''),
+    'a user or password in the URL would be kept in Redis: put a token in NOTIFY_SECRET instead',
+  );
 const queuePrefix = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, -, _ and . only');
 const flag = z
   .union([z.boolean(), z.enum(FLAG_VALUES)], { error: `expected one of ${FLAG_VALUES.join(', ')}` })
@@ -149,6 +186,7 @@ const fileShopSchema = z.strictObject({
   order: z.string().min(1).optional(),
   locale: listingLocaleSchema.optional(),
   filters: listingFiltersSchema.optional(),
+  notify_url: notifyUrl.optional(),
 });
 
 const fileSchema = z.strictObject({
@@ -165,6 +203,8 @@ const fileSchema = z.strictObject({
   worker_concurrency: positiveInt.optional(),
   shutdown_grace_seconds: graceSeconds.optional(),
   ops_port: opsPort.optional(),
+  ops_host: opsHost.optional(),
+  notify_url: notifyUrl.optional(),
   shops: z.record(shopName, fileShopSchema).default({}),
 });
 
@@ -191,7 +231,13 @@ export function loadConfig(env: Env, cwd = process.cwd(), options: LoadOptions =
   const shops: Record<string, ShopConfig> = {};
   for (const [name, shop] of Object.entries(file.shops)) {
     const shopEnv = name === envShopName ? env : {};
-    shops[name] = shopFromSources(name, { shop, dir: fileDir, where: `shops.${name}` }, shopEnv, env, cwd);
+    shops[name] = shopFromSources(
+      name,
+      { shop, dir: fileDir, where: `shops.${name}`, notifyUrl: file.notify_url },
+      shopEnv,
+      env,
+      cwd,
+    );
   }
   const envConfiguresShop = Object.keys(env).some((k) => k.startsWith('MARKETPLACE_') && nonEmpty(env[k]));
   if (!shops[envShopName] && (envConfiguresShop || Object.keys(shops).length === 0)) {
@@ -228,6 +274,9 @@ export function loadConfig(env: Env, cwd = process.cwd(), options: LoadOptions =
       file.shutdown_grace_seconds ??
       DEFAULTS.shutdownGraceSeconds,
     opsPort: envSetting(env, 'OPS_PORT', opsPort) ?? file.ops_port ?? DEFAULTS.opsPort,
+    opsHost: envSetting(env, 'OPS_HOST', opsHost) ?? file.ops_host ?? DEFAULTS.opsHost,
+    opsLogin: opsLoginSetting(env, cwd),
+    notifySecret: secretSetting(env, 'NOTIFY_SECRET', cwd),
     shops: Object.freeze(shops),
     defaultShop:
       shops[envShopName] || Object.keys(shops).length !== 1 ? envShopName : (Object.keys(shops)[0] as string),
@@ -304,6 +353,7 @@ export function shopWithCredentials(
     order: undefined,
     locale: undefined,
     filters: {},
+    notifyUrl: undefined,
   });
 }
 
@@ -313,6 +363,8 @@ interface FileSource {
   readonly dir: string;
   /** `shops.<name>`: the prefix of this shop's settings as written. */
   readonly where: string;
+  /** The file's top-level `notify_url`, for shops without their own. */
+  readonly notifyUrl: string | undefined;
 }
 
 /**
@@ -361,6 +413,7 @@ function shopFromSources(
     order: fromFile?.shop.order,
     locale: fromFile?.shop.locale,
     filters: Object.freeze({ ...(fromFile?.shop.filters ?? {}) }),
+    notifyUrl: notifyUrlSetting(globalEnv) ?? fromFile?.shop.notify_url ?? fromFile?.notifyUrl,
   });
 }
 
@@ -454,6 +507,44 @@ function readConfigFile(file: string): FileConfig {
   return parsed.data;
 }
 
+/** A secret's value, read now (a `_FILE` is read each time: a rotated secret file is picked up). */
+export function readSecret(secret: SecretSetting): string {
+  if (secret.source.value !== undefined) return secret.source.value;
+  return readSecretFile(secret.source.file as string, secret.setting);
+}
+
+/** `NAME` or `NAME_FILE` from the environment, located, not read. */
+function secretSetting(env: Env, name: string, cwd: string): SecretSetting | undefined {
+  const value = nonEmpty(env[name]);
+  if (value !== undefined) return { setting: name, source: { value } };
+  const file = nonEmpty(env[`${name}_FILE`]);
+  if (file !== undefined) return { setting: `${name}_FILE`, source: { file: path.resolve(cwd, file) } };
+  return undefined;
+}
+
+/** OPS_USERNAME with OPS_PASSWORD (or its file), both or neither: half a login would lock nothing. */
+function opsLoginSetting(env: Env, cwd: string): OpsLogin | null {
+  const username = nonEmpty(env.OPS_USERNAME);
+  const password = secretSetting(env, 'OPS_PASSWORD', cwd);
+  if (username === undefined && password === undefined) return null;
+  if (username === undefined)
+    throw new ConfigError(
+      'OPS_USERNAME',
+      `OPS_USERNAME is not set: ${password?.setting} needs a user name beside it.`,
+    );
+  if (password === undefined)
+    throw new ConfigError(
+      'OPS_PASSWORD',
+      'OPS_PASSWORD (or OPS_PASSWORD_FILE) is not set: OPS_USERNAME needs a password beside it.',
+    );
+  if (username.includes(':'))
+    throw new ConfigError(
+      'OPS_USERNAME',
+      'OPS_USERNAME must not contain ":" (HTTP Basic authentication separates the password with it).',
+    );
+  return Object.freeze({ username, password });
+}
+
 function readSecretFile(file: string, setting: string): string {
   let value: string;
   try {
@@ -471,6 +562,16 @@ function redisUrlSetting(env: Env): string | undefined {
   if (raw !== undefined && !redisUrl.safeParse(raw).success) {
     throw new ConfigError('REDIS_URL', 'REDIS_URL is not a redis:// or rediss:// URL.');
   }
+  return raw;
+}
+
+/** Like `envSetting`, without echoing the value: a URL may carry a password. */
+function notifyUrlSetting(env: Env): string | undefined {
+  const raw = nonEmpty(env.NOTIFY_URL);
+  if (raw === undefined) return undefined;
+  const parsed = notifyUrl.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigError('NOTIFY_URL', `NOTIFY_URL is invalid: ${parsed.error.issues[0]?.message}.`);
   return raw;
 }
 

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'LISTING_MOVED',
   'STORE_FAILED',
   'STORE_LOCKED',
+  'STORE_CORRUPT',
   'SYNC_BUSY',
   'INTERRUPTED',
   'QUEUE_UNAVAILABLE',
@@ -25,6 +26,7 @@ export const ERROR_CODES = [
   'NO_WORKER',
   'WAIT_TIMEOUT',
   'SHOPS_FAILED',
+  'NOTIFY_FAILED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -142,6 +144,14 @@ export class StoreError extends ShopSyncError {
   }
 }
 
+/**
+ * SQLite found the store damaged (SQLITE_CORRUPT, SQLITE_NOTADB, or `PRAGMA quick_check` said so). Never
+ * retried: only moving the file aside helps, and the message says so.
+ */
+export class StoreCorruptError extends StoreError {
+  override readonly code: ErrorCode = 'STORE_CORRUPT';
+}
+
 /** Another sync of the same shop holds the shop's lease. Retryable: it will finish. */
 export class SyncBusyError extends ShopSyncError {
   readonly code = 'SYNC_BUSY';
@@ -159,6 +169,16 @@ export class InterruptedError extends ShopSyncError {
 /** A command over several shops (`sync --all`, `check --all`) failed for some; each was reported already. */
 export class ShopsFailedError extends ShopSyncError {
   readonly code = 'SHOPS_FAILED';
+  readonly retryable = true;
+  readonly exitCode = 1;
+}
+
+/**
+ * A notification (NOTIFY_URL) was not taken: no 2xx answer in time. Retryable: the receiver may come
+ * back. It never fails a sync; the CLI warns with it, the worker's delivery queue retries it.
+ */
+export class DeliveryError extends ShopSyncError {
+  readonly code = 'NOTIFY_FAILED';
   readonly retryable = true;
   readonly exitCode = 1;
 }

@@ -12,12 +12,12 @@ import type { AppConfig, ShopConfig } from './config.js';
 import { requireConnection } from './config.js';
 import type { Item } from './domain/item.js';
 import { ITEM_FIELDS } from './domain/item-fields.js';
-import { InterruptedError } from './errors.js';
+import { InterruptedError, ShopSyncError, SyncBusyError } from './errors.js';
 import { writeFeeds } from './export/feeds.js';
 import type { Logger } from './log.js';
 import { commitRun } from './store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from './store/lease.js';
-import { openStore, type Store, storeError } from './store/open.js';
+import { isSqliteError, openStore, type Store, storeError } from './store/open.js';
 import { shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
 import { confirmRemovals } from './store/removals.js';
@@ -34,6 +34,7 @@ import {
   type RunStart,
 } from './store/runs.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
+import { type StoreCheck, startStoreCheck } from './store/verify.js';
 
 /** What a sync is doing: reading the listing, confirming removals, committing, writing the feeds. */
 export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
@@ -74,7 +75,26 @@ export interface SyncDeps {
   onPoint?: (point: SyncPoint) => void;
   /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
+  /**
+   * Told once a run ends, complete or failed (not when stopped or busy: that run is not over), before
+   * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
+   * outcome. The CLI delivers the notification from here, the worker queues it.
+   */
+  onRun?: (ended: RunEnded) => Promise<void>;
 }
+
+/** How a run ended, for `onRun`: its summary, or its failure with how far it got. */
+export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
+  | { readonly status: 'complete'; readonly summary: SyncSummary }
+  | {
+      readonly status: 'failed';
+      /** Null when the sync failed before it began a run (settings, the store). */
+      readonly run: number | null;
+      readonly error: Error;
+      readonly progress: SyncProgress | undefined;
+      readonly duration_ms: number;
+    }
+);
 
 /** What one sync did: its run's counts, between the run and how long it took. */
 export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
@@ -86,9 +106,53 @@ export type SyncSummary = { shop: string; run: number; status: 'complete' } & Ru
  * commit the run as the latest snapshot, write the feeds, prune. The CLI and the worker both call it.
  */
 export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSummary> {
+  const { onRun } = deps;
+  if (!onRun) return syncOnce(shop, deps);
+  const started = Date.now();
+  let run: number | null = null;
+  let progress: SyncProgress | undefined;
+  const told = (ended: RunEnded) =>
+    onRun(ended).catch((error: unknown) =>
+      deps.log.warn({ err: error, shop: shop.name }, 'could not report the end of the run'),
+    );
+  try {
+    const summary = await syncOnce(shop, {
+      ...deps,
+      onRunStarted: (number) => {
+        run = number;
+      },
+      onProgress: (now) => {
+        progress = now;
+        deps.onProgress?.(now);
+      },
+    });
+    await told({ shop: shop.name, finishedAt: new Date(), status: 'complete', summary });
+    return summary;
+  } catch (error) {
+    if (!(error instanceof InterruptedError || error instanceof SyncBusyError)) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      const duration_ms = Date.now() - started;
+      await told({
+        shop: shop.name,
+        finishedAt: new Date(),
+        status: 'failed',
+        run,
+        error: failure,
+        progress,
+        duration_ms,
+      });
+    }
+    throw error;
+  }
+}
+
+/** `runSync` without `onRun`; tells `onRunStarted` the run it began or resumed. */
+async function syncOnce(
+  shop: ShopConfig,
+  deps: SyncDeps & { onRunStarted?: (run: number) => void },
+): Promise<SyncSummary> {
   const started = Date.now();
   const connection = requireConnection(shop);
-  const paths = shopPaths(deps.config.dataDir, shop.name);
   const log = deps.log.child({ shop: shop.name });
   const client = new MarketplaceClient({
     ...connection,
@@ -99,51 +163,107 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
     events: deps.events,
     maxInFlight: deps.config.maxInFlight,
   });
-  let store: Store | undefined;
-  let lease: Lease | undefined;
+  const held: Held = { client };
+  let summary: SyncSummary;
+  let rereads: number;
   try {
-    store = openStore(paths.store);
-    lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'), {
-      ...DEFAULT_LEASE,
-      owner: deps.leaseOwner,
-    });
-    const held = lease;
-    const start = beginRun(store, {
-      query: queryKey(shop),
-      resumeWindowMinutes: deps.config.resumeWindowMinutes,
-    });
-    log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
-    const discarded = await discardUnfinishedRuns(store, start.run);
-    if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
-    const counts = await completeRun(store, client, shop, start, held, deps, log);
-    deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
-    await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
-    // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
-    await discardRunData(store, start.run, { complete: true });
-    if (deps.config.keepRuns !== null) {
-      const pruned = pruneRuns(store, deps.config.keepRuns);
-      if (pruned.runs.length > 0)
-        log.info({ runs: pruned.runs, versions: pruned.versions }, 'pruned old runs');
-    }
-    const summary: SyncSummary = {
-      shop: shop.name,
-      run: start.run,
-      status: 'complete',
-      ...pick(counts, RUN_COUNT_FIELDS),
-      duration_ms: Date.now() - started,
-    };
-    const { shop: _shop, ...counted } = summary;
-    log.info({ ...counted, rereads: counts.rereads }, 'sync complete');
-    return summary;
+    ({ summary, rereads } = await syncHeld(shop, deps, held, log, started));
   } catch (error) {
-    throw store && isSqliteError(error)
-      ? storeError(`Cannot write store ${store.path}`, store.path, error)
-      : error;
-  } finally {
-    lease?.release();
-    await client.close();
-    store?.close();
+    const failure =
+      held.store && isSqliteError(error)
+        ? storeError(`Cannot write store ${held.store.path}`, held.store.path, error)
+        : error;
+    // The failure keeps its own sentence; one in letting go of the store after it is only worth a warning.
+    const cleanup = await closeAll(held);
+    if (cleanup !== undefined) log.warn({ err: cleanup }, 'could not release the store after the failure');
+    throw failure;
   }
+  // A complete run whose store then fails to let go (an I/O error on the lease's release) says so.
+  const cleanup = await closeAll(held);
+  if (cleanup !== undefined) throw cleanup;
+  const { shop: _shop, ...counted } = summary;
+  log.info({ ...counted, rereads }, 'sync complete');
+  return summary;
+}
+
+/** What a sync holds, as it acquires it: released by `closeAll` whatever happens. */
+interface Held {
+  readonly client: MarketplaceClient;
+  store?: Store;
+  lease?: Lease;
+  check?: StoreCheck;
+}
+
+/** The sync proper, between acquiring the store and releasing it. */
+async function syncHeld(
+  shop: ShopConfig,
+  deps: SyncDeps & { onRunStarted?: (run: number) => void },
+  held: Held,
+  log: Logger,
+  started: number,
+): Promise<{ summary: SyncSummary; rereads: number }> {
+  const paths = shopPaths(deps.config.dataDir, shop.name);
+  const store = openStore(paths.store);
+  held.store = store;
+  // Damage in pages this run never reads would otherwise go unnoticed and be built upon: the whole
+  // file is checked off the main thread while the listing is read, and the run commits only if it passed.
+  const check = startStoreCheck(paths.store);
+  held.check = check;
+  const lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'), {
+    ...DEFAULT_LEASE,
+    owner: deps.leaseOwner,
+  });
+  held.lease = lease;
+  const start = beginRun(store, {
+    query: queryKey(shop),
+    resumeWindowMinutes: deps.config.resumeWindowMinutes,
+  });
+  log.info({ run: start.run, resumed: start.resumed, startPage: start.startPage }, 'sync started');
+  deps.onRunStarted?.(start.run);
+  const discarded = await discardUnfinishedRuns(store, start.run);
+  if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
+  const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);
+  deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
+  await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
+  // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
+  await discardRunData(store, start.run, { complete: true });
+  if (deps.config.keepRuns !== null) {
+    const pruned = pruneRuns(store, deps.config.keepRuns);
+    if (pruned.runs.length > 0) log.info({ runs: pruned.runs, versions: pruned.versions }, 'pruned old runs');
+  }
+  const summary: SyncSummary = {
+    shop: shop.name,
+    run: start.run,
+    status: 'complete',
+    ...pick(counts, RUN_COUNT_FIELDS),
+    duration_ms: Date.now() - started,
+  };
+  return { summary, rereads: counts.rereads };
+}
+
+/**
+ * Releases what a sync holds, each even if another fails: the lease, the store check, the client and
+ * the store. Returns the first failure, as an error naming the file.
+ */
+async function closeAll(held: Held): Promise<unknown> {
+  const { store } = held;
+  const failures: unknown[] = [];
+  const attempt = async (step: () => unknown) => {
+    try {
+      await step();
+    } catch (error) {
+      failures.push(
+        store && isSqliteError(error)
+          ? storeError(`Cannot close store ${store.path}`, store.path, error)
+          : error,
+      );
+    }
+  };
+  await attempt(() => held.lease?.release());
+  await attempt(() => held.check?.cancel());
+  await attempt(() => held.client.close());
+  await attempt(() => store?.close());
+  return failures[0];
 }
 
 /** What `completeRun` returns: the run's counts, its pages, and the pages re-read to confirm them. */
@@ -156,6 +276,7 @@ async function completeRun(
   shop: ShopConfig,
   start: RunStart,
   lease: Lease,
+  check: StoreCheck,
   deps: SyncDeps,
   log: Logger,
 ): Promise<CompletedRun> {
@@ -196,6 +317,10 @@ async function completeRun(
         'items missing from the listing were kept at their last version: they are there but cannot be read, or may be items whose id could not be read; the next run settles them',
       );
     deps.onPoint?.('removals-confirmed');
+    const waiting = Date.now();
+    const health = await check.result;
+    log.debug({ waitedMs: Date.now() - waiting, status: health.status }, 'store checked');
+    if (health.status !== 'ok') throw health.error;
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     deps.onPoint?.('committed');
@@ -353,15 +478,11 @@ function stageBeforeFailing(batch: StagingBatch, log: Logger): void {
 /** Marks the run failed; if even that fails (the store is the problem), the original error still wins. */
 function recordFailure(store: Store, run: number, failure: unknown, log: Logger): void {
   try {
-    failRun(store, run, failure instanceof Error ? failure.message : String(failure));
+    const code = failure instanceof ShopSyncError ? failure.code : null;
+    failRun(store, run, failure instanceof Error ? failure.message : String(failure), new Date(), code);
   } catch (error) {
     log.warn({ err: error, run }, 'could not mark the run failed; it stays running until reclaimed');
   }
-}
-
-function isSqliteError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_');
 }
 
 /** What a checkpoint's page numbers refer to: a run is only resumed with the same query. */

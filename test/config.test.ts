@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findShop, loadConfig, requireConnection } from '../src/config.js';
+import { findShop, loadConfig, readSecret, requireConnection, type SecretSetting } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-config-'));
@@ -312,5 +312,56 @@ describe('several shops in a file', () => {
     const yaml = file('paths.yaml', 'data_dir: stores\n');
     expect(loadConfig({ SHOP_SYNC_CONFIG: yaml }, '/').dataDir).toBe(path.join(dir, 'stores'));
     expect(loadConfig({ SHOP_SYNC_CONFIG: yaml, DATA_DIR: 'here' }, '/tmp').dataDir).toBe('/tmp/here');
+  });
+});
+
+describe('the ops port and notification settings', () => {
+  it('bind loopback and ask no login by default; a login needs both halves', () => {
+    expect(loadConfig({}, dir)).toMatchObject({
+      opsHost: '127.0.0.1',
+      opsLogin: null,
+      notifySecret: undefined,
+    });
+    expect(loadConfig({ SHOP_SYNC_CONFIG: file('host.yaml', 'ops_host: "::"\n') }, dir).opsHost).toBe('::');
+    expect(
+      loadConfig({ OPS_HOST: '0.0.0.0', SHOP_SYNC_CONFIG: file('host2.yaml', 'ops_host: "::"\n') }, dir)
+        .opsHost,
+    ).toBe('0.0.0.0');
+    const login = loadConfig({ OPS_USERNAME: 'prom', OPS_PASSWORD_FILE: 'ops-password' }, dir).opsLogin;
+    expect(login?.username).toBe('prom');
+    expect(login?.password).toEqual({
+      setting: 'OPS_PASSWORD_FILE',
+      source: { file: path.join(dir, 'ops-password') },
+    });
+    writeFileSync(path.join(dir, 'ops-password'), 's3cret\n');
+    expect(readSecret(login?.password as SecretSetting)).toBe('s3cret');
+    expect(configError(() => loadConfig({ OPS_USERNAME: 'prom' }, dir)).setting).toBe('OPS_PASSWORD');
+    expect(configError(() => loadConfig({ OPS_PASSWORD: 'x' }, dir)).setting).toBe('OPS_USERNAME');
+    expect(configError(() => loadConfig({ OPS_USERNAME: 'a:b', OPS_PASSWORD: 'x' }, dir)).message).toContain(
+      'must not contain ":"',
+    );
+  });
+
+  it('take NOTIFY_URL over each shop’s notify_url over the file’s, and refuse what is not http(s) without echoing it', () => {
+    const yaml = file(
+      'notify.yaml',
+      'notify_url: https://all.example/hook\nshops:\n  north: {}\n  south:\n    notify_url: http://south.example/hook\n',
+    );
+    const config = loadConfig({ SHOP_SYNC_CONFIG: yaml }, dir);
+    expect(config.shops.north?.notifyUrl).toBe('https://all.example/hook');
+    expect(config.shops.south?.notifyUrl).toBe('http://south.example/hook');
+    const overridden = loadConfig({ SHOP_SYNC_CONFIG: yaml, NOTIFY_URL: 'https://env.example/h' }, dir);
+    expect(overridden.shops.south?.notifyUrl).toBe('https://env.example/h');
+    expect(loadConfig({}, dir).shops.default?.notifyUrl).toBeUndefined();
+    const bad = configError(() => loadConfig({ NOTIFY_URL: 'https://u:hunter2@x.example/' }, dir));
+    expect(bad.setting).toBe('NOTIFY_URL');
+    expect(bad.message).not.toContain('hunter2');
+    expect(configError(() => loadConfig({ NOTIFY_URL: 'file:///etc/passwd' }, dir)).message).toBe(
+      'NOTIFY_URL is invalid: expected an http:// or https:// URL.',
+    );
+    expect(loadConfig({ NOTIFY_SECRET_FILE: 'n' }, dir).notifySecret).toEqual({
+      setting: 'NOTIFY_SECRET_FILE',
+      source: { file: path.join(dir, 'n') },
+    });
   });
 });

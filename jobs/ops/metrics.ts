@@ -6,6 +6,9 @@ import type { SyncSummary } from '../../src/sync.js';
 /** How a sync job ended: `retrying` failed an attempt and will run again, `failed` will not. */
 export type SyncOutcome = 'complete' | 'retrying' | 'failed';
 
+/** How a notification's delivery attempt ended: `failed` is given up for good. */
+export type NotificationOutcome = 'delivered' | 'retrying' | 'failed';
+
 /**
  * The worker's Prometheus metrics. Every label set is keyed by a configured shop (plus a bounded
  * outcome, grant or HTTP status), so cardinality grows with the number of shops only.
@@ -57,6 +60,13 @@ export class OpsMetrics {
     registers: [this.registry],
   });
 
+  private readonly notifications = new Counter({
+    name: 'shop_sync_notifications_total',
+    help: 'Notification delivery attempts (NOTIFY_URL) by shop and outcome (delivered, retrying, failed: given up).',
+    labelNames: ['shop', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(config: AppConfig) {
     // The process's own figures (CPU, memory, event-loop lag: a blocked loop costs BullMQ its locks).
     collectDefaultMetrics({ register: this.registry, prefix: 'shop_sync_' });
@@ -84,6 +94,10 @@ export class OpsMetrics {
   failed(shop: string, outcome: Exclude<SyncOutcome, 'complete'>, seconds: number | undefined): void {
     this.syncs.inc({ shop: this.label(shop), outcome });
     if (seconds !== undefined) this.duration.observe({ shop: this.label(shop), outcome }, seconds);
+  }
+
+  notification(shop: string, outcome: NotificationOutcome): void {
+    this.notifications.inc({ shop: this.label(shop), outcome });
   }
 
   /** The figures of the shop's latest complete run (at start-up, from its store). */

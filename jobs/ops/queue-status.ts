@@ -1,8 +1,9 @@
 import type { Job } from 'bullmq';
 import type { AppConfig } from '../../src/config.js';
+import { DELIVER_JOB } from '../deliveries.js';
 import { type ShopJobData, type ShopQueues, SYNC_JOB, type SyncQueue } from '../queue.js';
 import { schedulerId } from '../schedulers.js';
-import { nextScheduledRun, readLastCompleteRun } from './shop-runs.js';
+import { readLastCompleteRun } from './shop-runs.js';
 
 /** Failed jobs listed, newest first; the count covers them all. */
 const FAILED_SHOWN = 20;
@@ -23,10 +24,14 @@ export interface JobStatus {
 
 export interface ShopStatus {
   readonly shop: string;
-  readonly schedule: string;
-  readonly next_run: string;
+  /** The cron pattern a worker applied (from Redis, not this process's settings); null: none has. */
+  readonly schedule: string | null;
+  /** When the applied schedule next queues a sync; null when none is applied. */
+  readonly next_run: string | null;
   /** False until a worker has set the shop's schedule in Redis: then nothing runs it. */
   readonly scheduled: boolean;
+  /** Whether a worker serving this shop's queue is connected now: without one, nothing runs. */
+  readonly worker_connected: boolean;
   readonly last_complete_run: { run: number; finished_at: string; items: number } | null;
 }
 
@@ -37,24 +42,48 @@ export interface QueueStatus {
   readonly failed: JobStatus[];
   readonly failed_total: number;
   readonly shops: ShopStatus[];
+  /** Workers connected to the configured shops' queues (a worker serving several counts once per shop). */
+  readonly workers: number;
+  readonly notifications: NotificationsStatus;
+}
+
+/** One notification not yet taken by its receiver, or given up. */
+export interface DeliveryStatus {
+  readonly shop: string;
+  readonly delivery: string;
+  readonly event: string;
+  readonly added_at: string;
+  readonly attempts: number;
+  readonly reason: string | null;
+  readonly next_attempt_after: string | null;
+  readonly finished_at: string | null;
+}
+
+/** The worker's notifications (NOTIFY_URL) still to deliver, and those given up after 24 h. */
+export interface NotificationsStatus {
+  readonly waiting: DeliveryStatus[];
+  readonly retrying: DeliveryStatus[];
+  readonly failed: DeliveryStatus[];
 }
 
 /**
  * What `shop-sync status` shows: the sync jobs by state across every configured shop's queue (a
- * delayed sync that already failed an attempt is retrying), and per configured shop its schedule (from
- * the tick queue's schedulers), next run and last complete run.
+ * delayed sync that already failed an attempt is retrying), per configured shop the schedule a worker
+ * applied (the tick queue's schedulers in Redis, never this process's own settings), its next run,
+ * whether a worker serves it, and its last complete run; and the notifications still to deliver.
  */
-export async function queueStatus(
-  queues: ShopQueues,
-  config: AppConfig,
-  now = new Date(),
-): Promise<QueueStatus> {
+export async function queueStatus(queues: ShopQueues, config: AppConfig): Promise<QueueStatus> {
   const shops = Object.values(config.shops);
-  const [perShop, schedulers] = await Promise.all([
+  const [perShop, schedulers, workerCounts, notifications] = await Promise.all([
     Promise.all(shops.map((shop) => shopJobs(queues.of(shop.name)))),
     queues.ticks.getJobSchedulers(),
+    Promise.all(shops.map((shop) => queues.of(shop.name).getWorkersCount())),
+    notificationsStatus(
+      queues,
+      shops.map((shop) => shop.name),
+    ),
   ]);
-  const nextByScheduler = new Map(schedulers.map((s) => [s.id ?? s.key, s.next]));
+  const byScheduler = new Map(schedulers.map((s) => [s.id ?? s.key, s]));
   const all = (pick: (jobs: ShopJobs) => Job<ShopJobData>[]) =>
     perShop
       .flatMap(pick)
@@ -71,19 +100,66 @@ export async function queueStatus(
     retrying: all((jobs) => jobs.delayed.filter((job) => job.attemptsMade > 0)),
     failed,
     failed_total: perShop.reduce((total, jobs) => total + jobs.failedTotal, 0),
-    shops: shops.map((shop) => {
-      const next = nextByScheduler.get(schedulerId(shop.name));
+    workers: workerCounts.reduce((total, count) => total + count, 0),
+    notifications,
+    shops: shops.map((shop, index) => {
+      const applied = byScheduler.get(schedulerId(shop.name));
       const run = readLastCompleteRun(config, shop.name);
       return {
         shop: shop.name,
-        schedule: shop.schedule,
-        next_run: new Date(next ?? nextScheduledRun(shop, now)).toISOString(),
-        scheduled: next !== undefined,
+        schedule: applied?.pattern ?? null,
+        next_run: applied?.next === undefined ? null : new Date(applied.next).toISOString(),
+        scheduled: applied !== undefined,
+        worker_connected: (workerCounts[index] ?? 0) > 0,
         last_complete_run: run
           ? { run: run.run, finished_at: run.finishedAt.toISOString(), items: run.items }
           : null,
       };
     }),
+  };
+}
+
+async function notificationsStatus(
+  queues: ShopQueues,
+  shops: readonly string[],
+): Promise<NotificationsStatus> {
+  const perShop = await Promise.all(
+    shops.map(async (shop) => {
+      const queue = queues.notifyOf(shop);
+      const [waiting, delayed, failed] = await Promise.all([
+        queue.getJobs(['waiting', 'prioritized', 'active']),
+        queue.getJobs(['delayed']),
+        queue.getJobs(['failed'], 0, FAILED_SHOWN - 1),
+      ]);
+      return { waiting, delayed, failed };
+    }),
+  );
+  const list = (pick: (jobs: (typeof perShop)[number]) => Job[]) =>
+    perShop
+      .flatMap(pick)
+      .filter((job) => job.name === DELIVER_JOB)
+      .sort((a, b) => b.timestamp - a.timestamp)
+      .map(deliveryStatus);
+  return {
+    waiting: list((jobs) => jobs.waiting),
+    retrying: list((jobs) => jobs.delayed),
+    failed: list((jobs) => jobs.failed).slice(0, FAILED_SHOWN),
+  };
+}
+
+function deliveryStatus(job: Job): DeliveryStatus {
+  const data = job.data as { shop?: string; delivery?: string; event?: string };
+  const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
+  return {
+    shop: data.shop ?? '',
+    delivery: data.delivery ?? '',
+    event: data.event ?? '',
+    added_at: new Date(job.timestamp).toISOString(),
+    attempts: job.attemptsMade,
+    reason: job.failedReason || null,
+    next_attempt_after:
+      job.attemptsMade > 0 && job.delay > 0 ? iso((job.processedOn ?? 0) + job.delay) : null,
+    finished_at: iso(job.finishedOn),
   };
 }
 

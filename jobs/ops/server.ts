@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +8,17 @@ import { DASHBOARD_PATH, queueDashboard } from './dashboard.js';
 import type { HealthCheck } from './health.js';
 import type { OpsMetrics } from './metrics.js';
 
+/** The login `/metrics` and `/queues` ask for; its password already read. */
+export interface OpsCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
 export interface OpsServerDeps {
+  /** The address to bind (loopback by default: see OPS_HOST). */
+  readonly host: string;
+  /** When set, everything but `/healthz` asks for it (HTTP Basic). */
+  readonly login?: OpsCredentials;
   readonly health: HealthCheck;
   readonly metrics: OpsMetrics;
   readonly queues: readonly Queue[];
@@ -15,23 +26,56 @@ export interface OpsServerDeps {
 }
 
 export interface OpsServer {
+  /** The address bound, as the OS reports it. */
+  readonly address: string;
   readonly port: number;
   close(): Promise<void>;
 }
 
-/** Serves `/healthz`, `/metrics` and the read-only `/queues` dashboard on `port` (0: any free port). */
+/**
+ * What the ops port allows one client, so that nothing sent to it can cost a sync its file descriptors
+ * or its event loop: so many open connections at once (those beyond are closed as they are accepted),
+ * the request's headers within HEADERS_TIMEOUT_MS, the whole request within REQUEST_TIMEOUT_MS, an idle
+ * connection for IDLE_TIMEOUT_MS. Prometheus and a probe need one connection each; a browser a few.
+ */
+export const OPS_LIMITS = {
+  maxConnections: 32,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  idleTimeoutMs: 15_000,
+  /** How often Node checks the two timeouts above (its default, 30 s, lets slow clients pile up). */
+  checkEveryMs: 1_000,
+  maxHeaderBytes: 8 * 1024,
+} as const;
+
+/** Serves `/healthz`, `/metrics` and the read-only `/queues` dashboard on `host`:`port` (0: any free port). */
 export async function startOpsServer(port: number, deps: OpsServerDeps): Promise<OpsServer> {
   const dashboard = queueDashboard(deps.queues);
-  const server = createServer((request, response) => {
+  const handle = (request: IncomingMessage, response: ServerResponse) => {
     route(request, response, deps, dashboard).catch((error: unknown) => {
       deps.log.error({ err: error, path: request.url }, 'ops request failed');
       if (!response.headersSent) send(response, 500, 'text/plain', 'internal error\n');
       else response.destroy();
     });
-  });
-  server.listen(port);
+  };
+  const server = createServer(
+    {
+      headersTimeout: OPS_LIMITS.headersTimeoutMs,
+      requestTimeout: OPS_LIMITS.requestTimeoutMs,
+      keepAliveTimeout: OPS_LIMITS.idleTimeoutMs,
+      connectionsCheckingInterval: OPS_LIMITS.checkEveryMs,
+      maxHeaderSize: OPS_LIMITS.maxHeaderBytes,
+    },
+    handle,
+  );
+  server.maxConnections = OPS_LIMITS.maxConnections;
+  server.setTimeout(OPS_LIMITS.idleTimeoutMs, (socket) => socket.destroy());
+  // Answered like any request: one with a body is refused before the client is told to send it.
+  server.on('checkContinue', handle);
+  server.listen(port, deps.host);
   await once(server, 'listening');
-  return { port: (server.address() as AddressInfo).port, close: () => closeServer(server) };
+  const bound = server.address() as AddressInfo;
+  return { address: bound.address, port: bound.port, close: () => closeServer(server) };
 }
 
 async function route(
@@ -41,6 +85,7 @@ async function route(
   dashboard: (request: IncomingMessage, response: ServerResponse) => void,
 ): Promise<void> {
   const path = new URL(request.url ?? '/', 'http://ops').pathname;
+  if (hasBody(request)) return refuseBody(response);
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     response.setHeader('allow', 'GET, HEAD');
     return send(response, 405, 'text/plain', 'read-only: only GET and HEAD\n');
@@ -48,6 +93,10 @@ async function route(
   if (path === '/healthz') {
     const report = await deps.health.report();
     return send(response, report.status === 'ok' ? 200 : 503, 'application/json', JSON.stringify(report));
+  }
+  if (deps.login && !authorized(request, deps.login)) {
+    response.setHeader('www-authenticate', 'Basic realm="shop-sync", charset="UTF-8"');
+    return send(response, 401, 'text/plain', 'login required\n');
   }
   if (path === '/metrics') {
     const ours = await deps.metrics.registry.metrics();
@@ -83,6 +132,30 @@ export function mergeFamilies(texts: readonly string[]): string {
     }
   }
   return [...families.values()].flatMap((family) => [...family.header, ...family.samples]).join('\n');
+}
+
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Answers 413 and closes the connection without reading the body: Node would otherwise read (and throw
+ * away) the whole body to keep the connection alive, however large it is.
+ */
+function refuseBody(response: ServerResponse): void {
+  response.shouldKeepAlive = false;
+  response.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
+  response.end('the ops port reads no request body\n', () => response.socket?.destroy());
+}
+
+/** HTTP Basic, compared in constant time (over digests, so that lengths do not show either). */
+function authorized(request: IncomingMessage, login: OpsCredentials): boolean {
+  const match = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
+  if (!match) return false;
+  const given = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(`${login.username}:${login.password}`));
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { CronExpressionParser } from 'cron-parser';
 import type { AppConfig, ShopConfig } from '../../src/config.js';
-import { openStore } from '../../src/store/open.js';
+import { fromSqlite, openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { getRun, latestCompleteRun } from '../../src/store/runs.js';
 
@@ -31,14 +31,11 @@ export function readLastCompleteRun(config: AppConfig, shop: string): CompleteRu
       items: summary.items,
       invalid: summary.invalid,
     };
+  } catch (error) {
+    throw fromSqlite(`Cannot read store ${file}`, file, error);
   } finally {
     store.close();
   }
-}
-
-/** When the shop's schedule fires next after `from`. */
-export function nextScheduledRun(shop: ShopConfig, from = new Date()): Date {
-  return CronExpressionParser.parse(shop.schedule, { currentDate: from }).next().toDate();
 }
 
 /**

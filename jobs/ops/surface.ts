@@ -1,11 +1,11 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
-import type { AppConfig } from '../../src/config.js';
+import { type AppConfig, readSecret } from '../../src/config.js';
 import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../worker.js';
 import { HealthCheck } from './health.js';
-import { OpsMetrics } from './metrics.js';
+import { type NotificationOutcome, OpsMetrics } from './metrics.js';
 import { type OpsServer, startOpsServer } from './server.js';
 import { type CompleteRun, readLastCompleteRun } from './shop-runs.js';
 
@@ -23,16 +23,23 @@ export interface OpsTargets {
 export interface OpsSurface {
   /** The marketplace events of one shop's syncs, for `SyncDeps.events`. */
   events(shop: string): MarketplaceEvents;
+  /** Counts a notification's delivery attempt. */
+  notified(shop: string, outcome: NotificationOutcome): void;
   /** Reads each shop's last complete run, follows the worker's jobs and listens on OPS_PORT. */
   start(targets: OpsTargets): Promise<void>;
   close(): Promise<void>;
 }
 
+/** Reads the ops login's password now: a missing file stops the worker at start-up, naming the setting. */
 export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
+  const login = config.opsLogin
+    ? { username: config.opsLogin.username, password: readSecret(config.opsLogin.password) }
+    : undefined;
   const metrics = new OpsMetrics(config);
   let server: OpsServer | undefined;
   return {
     events: (shop) => metrics.eventsFor(shop),
+    notified: (shop, outcome) => metrics.notification(shop, outcome),
     close: async () => server?.close(),
     async start({ redis, queues, workers, onOutcome }) {
       const health = new HealthCheck(config, redis, workers);
@@ -44,8 +51,18 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
       onOutcome((outcome) => record(outcome, metrics, health));
       if (config.opsPort === 0) return;
       try {
-        server = await startOpsServer(config.opsPort, { health, metrics, queues, log });
-        log.info({ port: server.port }, 'ops port listening: /healthz, /metrics, /queues');
+        server = await startOpsServer(config.opsPort, {
+          host: config.opsHost,
+          login,
+          health,
+          metrics,
+          queues,
+          log,
+        });
+        log.info(
+          { host: config.opsHost, port: server.port, login: login !== undefined },
+          'ops port listening: /healthz, /metrics, /queues',
+        );
       } catch (error) {
         // Syncing matters more than being observed: a taken port is reported, not fatal.
         log.error({ err: error, port: config.opsPort }, `OPS_PORT ${config.opsPort} cannot be served`);

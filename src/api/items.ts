@@ -2,7 +2,6 @@ import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../domain/item.js';
 import { ProtocolError, UsageError } from '../errors.js';
 import { normaliseElement } from './item-schema.js';
-import type { ListingCheckpoint } from './listing/checkpoint.js';
 import type { RawPage } from './listing-body.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
@@ -21,8 +20,9 @@ export interface ItemPage {
   readonly received: number;
   readonly duplicates: number;
   readonly rereads: number;
-  /** Where the reading stands once this page is taken: what a run keeps to resume from. */
-  readonly checkpoint?: ListingCheckpoint;
+  /** Where the reading stands once this page is taken (JSON of a `ListingCheckpoint`): what a run
+   * keeps to resume from. */
+  readonly checkpoint?: string;
 }
 
 export interface PageReadOptions {

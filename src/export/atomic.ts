@@ -4,6 +4,7 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { ShopSyncError, StoreError } from '../errors.js';
+import { isCorruptionError } from '../store/open.js';
 import { describeCause } from './cause.js';
 
 /**
@@ -147,8 +148,11 @@ function tempPathFor(target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${suffix}`);
 }
 
-function writeError(file: PreparedFile, error: unknown): ShopSyncError {
+function writeError(file: PreparedFile, error: unknown): unknown {
   if (error instanceof ShopSyncError) return error;
+  // Damage is found in a file being read (the store), never in the one being written: the command that
+  // opened the store names it and says how to recover.
+  if (isCorruptionError(error)) return error;
   const what = file.label ? `${file.label} ${file.target}` : file.target;
   return new StoreError(`Cannot write ${what}: ${describeCause(error)}`, file.target, false, {
     cause: error,

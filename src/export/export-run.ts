@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { StoreError, UsageError } from '../errors.js';
-import { openStore, type Store } from '../store/open.js';
+import { fromSqlite, openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/runs.js';
 import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
@@ -47,6 +47,8 @@ export async function exportRun(request: ExportRequest): Promise<number> {
       await writeToStdout(() => csv(request.stdout));
     }
     return run;
+  } catch (error) {
+    throw fromSqlite(`Cannot read store ${store.path}`, store.path, error);
   } finally {
     store.close();
   }

@@ -1,4 +1,5 @@
 import { StoreError } from '../errors.js';
+import { isCorruptionError } from '../store/open.js';
 import { describeCause } from './cause.js';
 
 /**
@@ -10,6 +11,8 @@ export async function writeToStdout(write: () => Promise<void>): Promise<void> {
     await write();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EPIPE') return;
+    // Damage in the store being read is the store's failure, not standard output's: the caller names it.
+    if (isCorruptionError(error)) throw error;
     throw new StoreError(`Cannot write to standard output: ${describeCause(error)}`, 'stdout', false, {
       cause: error,
     });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { SyncBusyError } from '../errors.js';
-import type { Store } from './open.js';
+import { type Store, storeError } from './open.js';
 
 /**
  * One sync per shop, whichever processes or machines start them: the holder of the store's single
@@ -95,7 +95,16 @@ export function acquireLease(
     },
     release() {
       clearInterval(timer);
-      if (db.open) db.prepare('DELETE FROM lease WHERE slot = 1 AND holder = ?').run(holder);
+      try {
+        if (db.open) db.prepare('DELETE FROM lease WHERE slot = 1 AND holder = ?').run(holder);
+      } catch (error) {
+        // The lease lapses by itself after its TTL; what the user needs is which file failed and why.
+        throw storeError(
+          `Cannot release the lease of shop ${shop} in store ${store.path}`,
+          store.path,
+          error,
+        );
+      }
     },
   };
 }

@@ -239,8 +239,15 @@ const MIGRATIONS: readonly string[] = [
       JOIN item_versions v ON v.id = s.id AND v.valid_to_run IS NULL AND v.valid_from_run < s.run;
   DROP TABLE run_seen;
   `,
-  // 7: where a run's listing reading stands (JSON of the reader's checkpoint), to resume it proved.
+  // A resumed run keeps its history: when its latest attempt resumed it, how many attempts it took, and
+  // what stopped each earlier one (a JSON array of {at, code, message}); `error_code` keeps the machine
+  // code beside the sentence in `error`. `checkpoint` is the listing reader's own resume state (JSON),
+  // written with the pages it covers.
   `
+  ALTER TABLE runs ADD COLUMN resumed_at TEXT;
+  ALTER TABLE runs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE runs ADD COLUMN earlier_errors TEXT NOT NULL DEFAULT '[]';
+  ALTER TABLE runs ADD COLUMN error_code TEXT;
   ALTER TABLE runs ADD COLUMN checkpoint TEXT;
   `,
 ];

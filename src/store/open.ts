@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreError } from '../errors.js';
+import { StoreCorruptError, StoreError } from '../errors.js';
 import { migrate } from './migrations.js';
 
 /** One shop's snapshot store: an open SQLite connection and the file it belongs to. */
@@ -70,12 +70,24 @@ export function openStore(file: string, options: OpenOptions = {}): Store {
 
 /**
  * A StoreError whose one sentence names the file and the cause: another process holding it locked
- * (retryable: code STORE_LOCKED), a folder that cannot be written, or what SQLite or the OS said.
+ * (retryable: code STORE_LOCKED), a damaged file (StoreCorruptError, saying how to recover), a folder
+ * that cannot be written, or what SQLite or the OS said.
  */
 export function storeError(what: string, file: string, cause: unknown): StoreError {
   if (cause instanceof StoreError) return cause;
-  const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+  const message = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
   const code = String((cause as { code?: unknown } | null)?.code ?? '');
+  if (isCorruption(code))
+    return new StoreCorruptError(
+      `${what}: it is corrupt (${message}). ${recoveryAdvice(file)}`,
+      file,
+      false,
+      {
+        cause,
+      },
+    );
+  // SQLite says only "disk I/O error" for every failed read, write or sync: its extended code says which.
+  const reason = code.startsWith('SQLITE_IOERR') ? `${message}, ${code}` : message;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
     return new StoreError(`${what}: another process holds it locked (${reason}).`, file, true, { cause });
   const readOnly = READ_ONLY_CODES.some((prefix) => code.startsWith(prefix)) ? readOnlyFolder(file) : null;
@@ -84,6 +96,35 @@ export function storeError(what: string, file: string, cause: unknown): StoreErr
       cause,
     });
   return new StoreError(`${what}: ${reason}.`, file, false, { cause });
+}
+
+/** SQLite's codes for a file that is damaged or not a database at all. */
+export function isCorruption(code: string): boolean {
+  return code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB';
+}
+
+/** An error SQLite raised (its code starts with `SQLITE_`). */
+export function isSqliteError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_');
+}
+
+/** An error in which SQLite reports a damaged file. */
+export function isCorruptionError(error: unknown): boolean {
+  return isSqliteError(error) && isCorruption(String((error as { code: string }).code));
+}
+
+/** `error` as a StoreError naming `file` when SQLite raised it; any other error as it is. */
+export function fromSqlite(what: string, file: string, error: unknown): unknown {
+  return isSqliteError(error) ? storeError(what, file, error) : error;
+}
+
+/**
+ * What to do about a corrupt store. Nothing in it can be trusted, so the only way on is a new one; the
+ * feeds stay as last published, since a sync that finds the damage fails before it writes them.
+ */
+export function recoveryAdvice(file: string): string {
+  return `Move it aside (with its -wal and -shm files, if any), for example to ${path.basename(file)}.corrupt: the next sync starts a new history, and the feeds stay as last published until then.`;
 }
 
 /** Failures that a folder without write permission (or a read-only file system) causes. */

@@ -24,13 +24,27 @@ export const RUN_COUNT_FIELDS: readonly (keyof RunCounts)[] = [
   'invalid',
 ];
 
-/** One run of a shop as `shop-sync runs` shows it; `error` says why a failed run stopped. */
+/** Why an earlier attempt of a run stopped: when, its machine code (null when unknown) and its sentence. */
+export interface AttemptError {
+  at: string;
+  code: string | null;
+  message: string;
+}
+
+/**
+ * One run of a shop as `shop-sync runs` shows it. `started_at` is when its first attempt started;
+ * `resumed_at` when its latest attempt resumed it (null if never resumed); `error` says why its latest
+ * attempt failed, `earlier_errors` why each earlier attempt stopped, oldest first.
+ */
 export interface RunSummary extends RunCounts {
   run: number;
   status: RunStatus;
   started_at: string;
+  resumed_at: string | null;
   finished_at: string | null;
+  attempts: number;
   error: string | null;
+  earlier_errors: AttemptError[];
 }
 
 /** What the store remembers of a run beyond its summary: where to resume. */
@@ -39,26 +53,52 @@ export interface RunDetail extends RunSummary {
   heartbeat_at: string;
   checkpoint_page: number;
   resumed_from_page: number | null;
-  /** The listing reader's checkpoint (JSON), where a resumed run reads on from. */
+  error_code: string | null;
+  /** The listing reader's own resume state (JSON), written with the pages it covers; null when none. */
   checkpoint: string | null;
 }
 
-const SUMMARY_COLUMNS = ['run', 'status', 'started_at', 'finished_at', ...RUN_COUNT_FIELDS, 'error'].join(
-  ', ',
-);
+const SUMMARY_COLUMNS = [
+  'run',
+  'status',
+  'started_at',
+  'resumed_at',
+  'finished_at',
+  'attempts',
+  ...RUN_COUNT_FIELDS,
+  'error',
+  'earlier_errors',
+].join(', ');
+
+/** A `runs` row as SQLite returns it: `earlier_errors` is still its JSON text. */
+type RunRow<T> = Omit<T, 'earlier_errors'> & { earlier_errors: string };
+
+function fromRow<T extends RunSummary>(row: RunRow<T>): T;
+function fromRow<T extends RunSummary>(row: RunRow<T> | undefined): T | undefined;
+function fromRow<T extends RunSummary>(row: RunRow<T> | undefined): T | undefined {
+  if (row === undefined) return undefined;
+  return { ...row, earlier_errors: JSON.parse(row.earlier_errors) as AttemptError[] } as T;
+}
 
 export function listRuns(store: Store): RunSummary[] {
-  return store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`).all() as RunSummary[];
+  const rows = store.db
+    .prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY run`)
+    .all() as RunRow<RunSummary>[];
+  return rows.map((row) => fromRow(row));
 }
 
 export function getRun(store: Store, run: number): RunSummary | undefined {
-  return store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE run = ?`).get(run) as
-    | RunSummary
-    | undefined;
+  return fromRow(
+    store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE run = ?`).get(run) as
+      | RunRow<RunSummary>
+      | undefined,
+  );
 }
 
 export function getRunDetail(store: Store, run: number): RunDetail | undefined {
-  return store.db.prepare('SELECT * FROM runs WHERE run = ?').get(run) as RunDetail | undefined;
+  return fromRow(
+    store.db.prepare('SELECT * FROM runs WHERE run = ?').get(run) as RunRow<RunDetail> | undefined,
+  );
 }
 
 export function latestCompleteRun(store: Store): number | null {
@@ -102,8 +142,8 @@ export interface RunStart {
   /** The first page to read: 1 for a new run, the page after the checkpoint for a resumed one. */
   startPage: number;
   resumed: boolean;
-  /** Where a resumed run's reading stood (the reader's JSON), if anywhere. */
-  checkpoint: string | null;
+  /** A resumed run's listing-reader state (`StagedPage.checkpoint` of its last staged page), if it kept one. */
+  checkpoint?: string;
 }
 
 export interface BeginRunOptions {
@@ -124,29 +164,49 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
   const { db } = store;
   return db
     .transaction((): RunStart => {
-      const latest = db.prepare('SELECT * FROM runs ORDER BY run DESC LIMIT 1').get() as
-        | RunDetail
-        | undefined;
+      const latest = fromRow(
+        db.prepare('SELECT * FROM runs ORDER BY run DESC LIMIT 1').get() as RunRow<RunDetail> | undefined,
+      );
       if (latest && isResumable(latest, options, now)) {
         const startPage = latest.checkpoint_page + 1;
+        // The attempt that stopped keeps its reason: the resumed run may still complete, and `runs` must
+        // not then pretend it went through in one go.
+        const earlier = [...latest.earlier_errors, stoppedAttempt(latest)];
         db.prepare(
-          `UPDATE runs SET status = 'running', finished_at = NULL, error = NULL, heartbeat_at = ?,
-             resumed_from_page = ? WHERE run = ?`,
-        ).run(now, startPage, latest.run);
-        return { run: latest.run, startPage, resumed: true, checkpoint: latest.checkpoint };
+          `UPDATE runs SET status = 'running', finished_at = NULL, error = NULL, error_code = NULL,
+             heartbeat_at = @now, resumed_at = @now, attempts = attempts + 1, earlier_errors = @earlier,
+             resumed_from_page = @startPage WHERE run = @run`,
+        ).run({ now, startPage, run: latest.run, earlier: JSON.stringify(earlier) });
+        const start: RunStart = { run: latest.run, startPage, resumed: true };
+        if (latest.checkpoint !== null) start.checkpoint = latest.checkpoint;
+        return start;
       }
       db.prepare(
-        "UPDATE runs SET status = 'failed', finished_at = coalesce(finished_at, ?), error = coalesce(error, 'interrupted') WHERE status = 'running'",
-      ).run(now);
+        `UPDATE runs SET status = 'failed', finished_at = coalesce(finished_at, ?),
+           error = coalesce(error, ?), error_code = coalesce(error_code, 'INTERRUPTED') WHERE status = 'running'`,
+      ).run(now, UNRECORDED_STOP);
       const run = db
         .prepare(
           "INSERT INTO runs (status, query, started_at, heartbeat_at) VALUES ('running', ?, ?, ?) RETURNING run",
         )
         .pluck()
         .get(options.query, now, now) as number;
-      return { run, startPage: 1, resumed: false, checkpoint: null };
+      return { run, startPage: 1, resumed: false };
     })
     .immediate();
+}
+
+/**
+ * What ended an attempt that did not record why: its process was killed or crashed (or lost the disk)
+ * while the run was running.
+ */
+const UNRECORDED_STOP = 'interrupted';
+
+/** Why the latest attempt of `run` stopped, for its `earlier_errors`. */
+function stoppedAttempt(run: RunDetail): AttemptError {
+  if (run.status === 'failed' && run.error !== null)
+    return { at: run.finished_at ?? run.heartbeat_at, code: run.error_code, message: run.error };
+  return { at: run.heartbeat_at, code: 'INTERRUPTED', message: UNRECORDED_STOP };
 }
 
 function isResumable(latest: RunDetail, options: BeginRunOptions, now: string): boolean {
@@ -155,13 +215,22 @@ function isResumable(latest: RunDetail, options: BeginRunOptions, now: string): 
   return ageMs < options.resumeWindowMinutes * 60_000;
 }
 
-/** Records why a run stopped; its staged items stay so that a prompt retry can resume it. */
-export function failRun(store: Store, run: number, reason: string, now = new Date()): void {
+/**
+ * Records why a run stopped (`code`: the error's machine code, when it has one); its staged items stay
+ * so that a prompt retry can resume it.
+ */
+export function failRun(
+  store: Store,
+  run: number,
+  reason: string,
+  now = new Date(),
+  code: string | null = null,
+): void {
   store.db
     .prepare(
-      "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE run = ? AND status = 'running'",
+      "UPDATE runs SET status = 'failed', finished_at = ?, error = ?, error_code = ? WHERE run = ? AND status = 'running'",
     )
-    .run(now.toISOString(), reason, run);
+    .run(now.toISOString(), reason, code, run);
 }
 
 /** Rows deleted per transaction when a run's data is discarded: short enough not to block the event loop. */

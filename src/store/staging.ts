@@ -9,8 +9,11 @@ export interface StagedPage {
   readonly page: number;
   readonly items: readonly Item[];
   readonly invalid: readonly InvalidItem[];
-  /** Where the reading stands once this page is staged (kept as JSON); none: a resumed run starts over. */
-  readonly checkpoint?: object;
+  /**
+   * The listing reader's resume state after this page (JSON), if it keeps one: stored with the page in
+   * the same transaction, handed back by `beginRun` when the run resumes.
+   */
+  readonly checkpoint?: string;
 }
 
 /** Page number recorded for items staged by confirming a removal rather than by reading a page. */
@@ -45,8 +48,15 @@ export function stagePages(
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
         invalid += page.invalid.length;
       }
-      const checkpoint = last.checkpoint === undefined ? null : JSON.stringify(last.checkpoint);
-      statements.checkpoint.run(last.page, checkpoint, pages.length, fresh, invalid, now.toISOString(), run);
+      statements.checkpoint.run(
+        last.page,
+        last.checkpoint ?? null,
+        pages.length,
+        fresh,
+        invalid,
+        now.toISOString(),
+        run,
+      );
     })
     .immediate();
 }
@@ -135,7 +145,7 @@ const stagingStatements = perConnection(
   (db): StagingStatements => ({
     addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
     checkpoint: db.prepare(
-      `UPDATE runs SET checkpoint_page = ?, checkpoint = ?, pages = pages + ?, items = items + ?, invalid = invalid + ?,
+      `UPDATE runs SET checkpoint_page = ?, checkpoint = coalesce(?, checkpoint), pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
     countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketplaceClient } from '../../src/api/client.js';
+import { parseCheckpoint } from '../../src/api/listing/checkpoint.js';
 import { ApiError, ProtocolError } from '../../src/errors.js';
 import { NO_FAULTS, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { byId, clientFor, readAll, withoutRaw } from './helpers.js';
@@ -84,7 +85,7 @@ describe('reading the listing', () => {
       pages.push(page);
       if (pages.length === 3) break;
     }
-    const checkpoint = pages.at(-1)?.checkpoint;
+    const checkpoint = parseCheckpoint(pages.at(-1)?.checkpoint);
     expect(checkpoint?.tail.length).toBeGreaterThan(0);
     const whole = sim.stats().listingRequests;
     await readAll(client, { perPage: 20 });

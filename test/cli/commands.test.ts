@@ -138,11 +138,19 @@ describe('shop-sync check', () => {
     const text = await runCli(['check'], env, temp.dir);
     expect(text).toMatchObject({ code: 0, stderr: '' });
     expect(text.stdout).toBe(
-      `Shop shop: OK: logged in at ${sim.baseUrl}; the first page has 100 items (asked for 500: the server serves at most 100 a page, or the shop has no more).\n`,
+      `Shop shop: OK: logged in at ${sim.baseUrl}; the first page has 100 items (asked for 500: the server serves at most 100 a page, or the shop has no more); no store yet (the first sync makes it).\n`,
     );
     const asJson = await runCli(['check', '--json'], env, temp.dir);
     expect(json(asJson.stdout)).toEqual([
-      { shop: 'shop', ok: true, base_url: sim.baseUrl, per_page: 500, page_size: 100, error: null },
+      {
+        shop: 'shop',
+        ok: true,
+        base_url: sim.baseUrl,
+        per_page: 500,
+        page_size: 100,
+        store: 'none',
+        error: null,
+      },
     ]);
     expect(existsSync(path.join(temp.dir, 'shop'))).toBe(false);
   });

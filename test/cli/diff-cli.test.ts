@@ -64,8 +64,12 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
         'updated',
         'removed',
         'error',
+        'resumed_at',
+        'attempts',
+        'earlier_errors',
       ]);
       expect(run.error).toBeNull();
+      expect([run.resumed_at, run.attempts, run.earlier_errors]).toEqual([null, 1, []]);
       expect(run.finished_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     expect(runs[1]).toMatchObject({ run: 2, status: 'complete', added: 1, removed: 1, updated: 3 });
@@ -153,7 +157,7 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
     );
     const table = (await cli('runs')).stdout.trimEnd().split('\n');
     expect(table[0]).toMatch(
-      /^RUN +STATUS +STARTED +FINISHED +PAGES +ITEMS +ADDED +UPDATED +REMOVED +INVALID +ERROR$/,
+      /^RUN +STATUS +STARTED +RESUMED +FINISHED +ATTEMPTS +PAGES +ITEMS +ADDED +UPDATED +REMOVED +INVALID +ERROR$/,
     );
     expect(table.slice(1).map((line) => line.split(/ +/).slice(0, 2))).toEqual([
       ['2', 'complete'],

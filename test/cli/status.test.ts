@@ -64,11 +64,14 @@ interface StatusJson {
   }[];
   failed: { shop: string; reason: string; finished_at: string }[];
   failed_total: number;
+  workers: number;
+  notifications: { waiting: unknown[]; retrying: unknown[]; failed: unknown[] };
   shops: {
     shop: string;
-    schedule: string;
-    next_run: string;
+    schedule: string | null;
+    next_run: string | null;
     scheduled: boolean;
+    worker_connected: boolean;
     last_complete_run: { run: number; items: number; finished_at: string } | null;
   }[];
 }
@@ -82,7 +85,7 @@ describe('shop-sync status', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('shows an empty queue, each shop’s schedule, next run and last complete run', async () => {
+  it('says no worker is connected, shows no schedule where none was applied, and each last complete run', async () => {
     const sync = await runCli(['sync', '--shop', 'shop', '--json'], env);
     expect(sync.code).toBe(0);
     const run = (JSON.parse(sync.stdout) as SyncSummary).run;
@@ -90,7 +93,15 @@ describe('shop-sync status', () => {
     const result = await runCli(['status', '--json'], env);
     expect(result.code).toBe(0);
     const status = JSON.parse(result.stdout) as StatusJson;
-    expect(status).toMatchObject({ waiting: [], active: [], retrying: [], failed: [], failed_total: 0 });
+    expect(status).toMatchObject({
+      waiting: [],
+      active: [],
+      retrying: [],
+      failed: [],
+      failed_total: 0,
+      workers: 0,
+      notifications: { waiting: [], retrying: [], failed: [] },
+    });
     expect(status.shops.map((s) => s.shop).sort()).toEqual([
       'broken',
       'flaky',
@@ -101,23 +112,38 @@ describe('shop-sync status', () => {
     ]);
     const idle = status.shops.find((s) => s.shop === 'idle');
     const shop = status.shops.find((s) => s.shop === 'shop');
-    expect(idle).toMatchObject({
+    // `idle` is configured here with "0 3 * * *", but no worker applied it: status does not pretend.
+    expect(idle).toEqual({
       shop: 'idle',
-      schedule: '0 3 * * *',
+      schedule: null,
+      next_run: null,
       scheduled: false,
+      worker_connected: false,
       last_complete_run: null,
     });
-    expect(new Date(idle?.next_run ?? '').getUTCHours()).toBe(3);
-    expect(shop).toMatchObject({ shop: 'shop', last_complete_run: { run, items: 50 } });
+    expect(shop).toMatchObject({
+      shop: 'shop',
+      scheduled: false,
+      worker_connected: false,
+      last_complete_run: { run, items: 50 },
+    });
 
     const text = await runCli(['status'], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('Waiting: none');
     expect(text.stdout).toContain('Failed: none');
-    expect(text.stdout).toMatch(
-      new RegExp(`shop +\\*/15 \\* \\* \\* \\* .* run ${run}, 50 items, finished `),
+    expect(text.stdout.split('\n')[0]).toBe(
+      'No worker is connected: nothing runs the waiting or scheduled syncs, nor delivers notifications. Start `shop-sync worker` with these shops configured.',
     );
-    expect(text.stdout).toMatch(/idle +0 3 \* \* \* .*no worker has set this schedule yet\) +none/);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `shop +- +not scheduled: no worker has applied a schedule +none connected +run ${run}, 50 items, finished `,
+      ),
+    );
+    expect(text.stdout).toMatch(
+      /idle +- +not scheduled: no worker has applied a schedule +none connected +none/,
+    );
+    expect(text.stdout).toContain('Notifications: none pending');
   });
 
   it('lists waiting, active, retrying and failed syncs of every shop’s queue with their reasons', async () => {
@@ -161,10 +187,11 @@ describe('shop-sync status', () => {
       const running = await enqueueSync(queues.of('running'), 'running');
       await active;
       const later = await enqueueSync(queues.of('later'), 'later');
-      // What `worker` sets for a configured shop: a scheduler in the tick queue.
+      // What `worker` sets for a configured shop: a scheduler in the tick queue, here with a pattern
+      // other than this process's own setting for `later` (the default): status shows the worker's.
       await queues.ticks.upsertJobScheduler(
         schedulerId('later'),
-        { pattern: '*/15 * * * *' },
+        { pattern: '0 5 * * *' },
         { name: SCHEDULED_JOB, data: { shop: 'later' }, opts: TICK_JOB_OPTIONS },
       );
 
@@ -182,12 +209,18 @@ describe('shop-sync status', () => {
       ]);
       expect(status.failed_total).toBe(1);
       const next = (await queues.ticks.getJobScheduler(schedulerId('later')))?.next;
+      expect(status.workers).toBe(3);
+      expect(status.shops.find((s) => s.shop === 'running')?.worker_connected).toBe(true);
       expect(status.shops.find((s) => s.shop === 'later')).toMatchObject({
+        schedule: '0 5 * * *',
+        worker_connected: false,
         scheduled: true,
         next_run: new Date(next ?? 0).toISOString(),
       });
 
       const text = (await runCli(['status'], env)).stdout;
+      expect(text).not.toContain('No worker is connected');
+      expect(text).toMatch(/later +0 5 \* \* \* +\S+ +none connected +none/);
       expect(text).toMatch(
         /Retrying:\n {2}SHOP +JOB +ATTEMPTS.*\n {2}flaky .* 1\/6 .* GET \/v1\/sell\/shop\/items answered HTTP 503\./,
       );

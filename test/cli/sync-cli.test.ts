@@ -119,6 +119,48 @@ describe('shop-sync sync', () => {
     );
   });
 
+  it('keeps a resumed run history: first start, resumption, attempts and the error of the failed attempt', async () => {
+    env.SYNC_RETRY_BUDGET_SECONDS = '2';
+    expect((await cli('sync')).code).toBe(0);
+    sim.mutate({ prices: 3 });
+    sim.setFaults({ latencyMs: 250 });
+    const child = spawnSync();
+    const failedExit = new Promise<number | null>((resolve) => child.once('close', resolve));
+    await waitForCheckpoint(child, 2);
+    // The marketplace goes away mid-run for longer than the retry budget: the attempt fails, resumable.
+    sim.setFaults({ latencyMs: 0, rate5xx: 1 });
+    try {
+      expect(await failedExit).toBe(1);
+    } finally {
+      sim.setFaults({ rate5xx: 0 });
+    }
+    const failed = JSON.parse((await cli('runs', '--json')).stdout)[1];
+    expect(failed).toMatchObject({
+      run: 2,
+      status: 'failed',
+      attempts: 1,
+      resumed_at: null,
+      earlier_errors: [],
+    });
+    expect(failed.error).toMatch(/HTTP 5\d\d/);
+
+    const resumed = await cli('sync', '--json');
+    expect([resumed.code, JSON.parse(resumed.stdout).run]).toEqual([0, 2]);
+    const [first, run] = JSON.parse((await cli('runs', '--json')).stdout);
+    expect(first).toMatchObject({ run: 1, attempts: 1, resumed_at: null, earlier_errors: [] });
+    expect(run).toMatchObject({
+      run: 2,
+      status: 'complete',
+      started_at: failed.started_at,
+      error: null,
+      attempts: 2,
+      earlier_errors: [{ at: failed.finished_at, code: 'MARKETPLACE_UNREACHABLE', message: failed.error }],
+    });
+    expect(Date.parse(run.resumed_at)).toBeGreaterThanOrEqual(Date.parse(failed.finished_at));
+    const table = (await cli('runs')).stdout;
+    expect(table).toContain(`Run 2, attempt 1 of 2, stopped at ${failed.finished_at}: ${failed.error}\n`);
+  });
+
   it('tells a second concurrent sync that the shop is busy, and the first completes', async () => {
     await cli('sync');
     sim.setFaults({ latencyMs: 250 });
@@ -160,7 +202,7 @@ describe('shop-sync sync', () => {
     const result = await cli('sync');
     expect([result.code, result.stderr]).toEqual([
       1,
-      `shop-sync: Cannot open store ${store}: file is not a database.\n`,
+      `shop-sync: Cannot open store ${store}: it is corrupt (file is not a database). Move it aside (with its -wal and -shm files, if any), for example to inventory.sqlite.corrupt: the next sync starts a new history, and the feeds stay as last published until then.\n`,
     ]);
     expect(readFileSync(store, 'utf8')).toMatch(/^not a database/);
   });

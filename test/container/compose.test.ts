@@ -49,8 +49,11 @@ describe('compose.yaml', () => {
 
   it('gives every secret as a *_FILE from compose secrets, and the loader accepts the whole environment', () => {
     const env = { ...worker.environment };
-    const secretVars = Object.keys(env).filter((name) => /SECRET|PASSWORD|CLIENT_ID|USERNAME/.test(name));
-    expect(secretVars.length).toBe(4);
+    // The ops login's user name is not a secret (Prometheus' scrape config shows it); its password is.
+    const secretVars = Object.keys(env).filter(
+      (name) => /SECRET|PASSWORD|CLIENT_ID|USERNAME/.test(name) && name !== 'OPS_USERNAME',
+    );
+    expect(secretVars.length).toBe(6);
     for (const name of secretVars) {
       expect(name).toMatch(/_FILE$/);
       const secret = path.basename(env[name] as string);
@@ -64,6 +67,8 @@ describe('compose.yaml', () => {
     }
     const config = loadConfig({ ...env, DATA_DIR: temp.dir });
     expect(config.opsPort).toBe(9464);
+    expect(config.opsHost).toBe('0.0.0.0');
+    expect(config.opsLogin?.username).toBe('prometheus');
     expect(config.redisUrl).toBe('redis://redis:6379');
     expect(requireConnection(findShop(config, 'main')).password).toBe('marketplace_password-value');
   });

@@ -58,6 +58,7 @@ describe('the Dockerfile', () => {
     const config = loadConfig({ SHOP_NAME: 'north' });
     const health = new HealthCheck(config, redis, [worker]);
     server = await startOpsServer(0, {
+      host: '127.0.0.1',
       health,
       metrics: new OpsMetrics(config),
       queues: [queue],

@@ -29,8 +29,9 @@ beforeEach(() => {
 });
 afterEach(() => deletePrefix(prefix));
 
+const clientSecret = 'the-client-secret';
 const storeOn = (redis: Redis, shop = 'shop') =>
-  new RedisTokenStore(redis, { prefix, shop, logger: silentLogger() });
+  new RedisTokenStore(redis, { prefix, shop, clientSecret, logger: silentLogger() });
 
 const token = (overrides: Partial<StoredToken> = {}): StoredToken => ({
   accessToken: 'access-1',
@@ -131,7 +132,9 @@ describe('RedisTokenStore', () => {
     expect(after.tokenRequests.password - before.tokenRequests.password).toBe(1);
     expect(after.tokenRequests.refresh_token - before.tokenRequests.refresh_token).toBeGreaterThan(0);
     expect(after.tokenRefusals).toBe(before.tokenRefusals);
+    // Stored sealed (see token-at-rest.test.ts), and it opens for a process with the shop's secret.
     const stored = await first.get(`${prefix}:token:shop`);
-    expect(stored).toContain('accessToken');
+    expect(stored).toMatch(/^v1\./);
+    expect((await storeOn(second).get())?.accessToken).toMatch(/\S/);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
+import { StoreCorruptError, StoreError } from '../../src/errors.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { listRuns } from '../../src/store/runs.js';
@@ -49,8 +49,11 @@ describe('openStore', () => {
       'this is not sqlite, just text that happens to be long enough to look like a header....',
     );
     const error = captureError(() => openStore(file));
-    expect(error).toBeInstanceOf(StoreError);
-    expect(error.message).toBe(`Cannot open store ${file}: file is not a database.`);
+    expect(error).toBeInstanceOf(StoreCorruptError);
+    expect(error).toMatchObject({ code: 'STORE_CORRUPT', retryable: false, path: file });
+    expect(error.message).toBe(
+      `Cannot open store ${file}: it is corrupt (file is not a database). Move it aside (with its -wal and -shm files, if any), for example to inventory.sqlite.corrupt: the next sync starts a new history, and the feeds stay as last published until then.`,
+    );
     expect(readFileSync(file, 'utf8')).toMatch(/^this is not sqlite/);
   });
 

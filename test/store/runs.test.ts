@@ -52,6 +52,37 @@ describe('runs', () => {
     expect(ids(run)).toEqual(['a', 'b']);
   });
 
+  it('keeps each attempt of a resumed run: first start, resumption, and why each earlier attempt stopped', () => {
+    const t = (minute: number) => new Date(Date.UTC(2026, 10, 25, 10, minute));
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60, now: t(0) });
+    stagePages(
+      sandbox.store,
+      run,
+      [{ page: 1, items: [makeItem('a')], invalid: [], checkpoint: '{"offset":1}' }],
+      () => undefined,
+      t(1),
+    );
+    failRun(sandbox.store, run, 'HTTP 503 for page 2.', t(2), 'MARKETPLACE_UNREACHABLE');
+    const second = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60, now: t(3) });
+    expect(second).toEqual({ run, startPage: 2, resumed: true, checkpoint: '{"offset":1}' });
+    // The second attempt dies without a word (killed): the third still says so.
+    const third = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60, now: t(5) });
+    expect(third.resumed).toBe(true);
+    commitRun(sandbox.store, run, () => undefined, t(6));
+    expect(getRun(sandbox.store, run)).toMatchObject({
+      status: 'complete',
+      started_at: t(0).toISOString(),
+      resumed_at: t(5).toISOString(),
+      finished_at: t(6).toISOString(),
+      attempts: 3,
+      error: null,
+      earlier_errors: [
+        { at: t(2).toISOString(), code: 'MARKETPLACE_UNREACHABLE', message: 'HTTP 503 for page 2.' },
+        { at: t(3).toISOString(), code: 'INTERRUPTED', message: 'interrupted' },
+      ],
+    });
+  });
+
   it('starts over, marking the old run failed, when it is too old, the query differs or resuming is off', async () => {
     const old = beginRun(sandbox.store, {
       query: 'q',

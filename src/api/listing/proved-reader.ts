@@ -416,7 +416,15 @@ class ProvedReading {
     };
     const rereads = this.rereads;
     this.rereads = 0;
-    return { page: this.pages, items, invalid, received: after.length, duplicates, rereads, checkpoint };
+    return {
+      page: this.pages,
+      items,
+      invalid,
+      received: after.length,
+      duplicates,
+      rereads,
+      checkpoint: JSON.stringify(checkpoint),
+    };
   }
 }
 

@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import { MarketplaceClient } from '../../api/client.js';
 import { requireConnection, type ShopConfig } from '../../config.js';
+import type { StoreError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { shopPaths } from '../../store/paths.js';
+import { checkStore } from '../../store/verify.js';
 import { forEachShop, type ShopChoice, shopOptions } from '../each-shop.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 
@@ -18,8 +22,12 @@ interface CheckResult {
   per_page: number;
   /** The items the server really served on the first page. */
   page_size: number | null;
+  /** What `PRAGMA quick_check` says of the shop's store: `none` before its first sync. */
+  store: StoreState;
   error: string | null;
 }
+
+type StoreState = 'ok' | 'none' | 'corrupt' | 'unreadable';
 
 export function checkCommand(io: CliIO): Command {
   const command = new Command('check').description(
@@ -34,15 +42,31 @@ export function checkCommand(io: CliIO): Command {
         writeLine(io.stdout, flags.json ? JSON.stringify(result) : resultText(result));
       // Every shop checked gets its line, a failed one too; the command then fails as the check did.
       const checkAndPrint = async (shop: ShopConfig) => {
+        let store: StoreState = 'none';
         try {
-          print(await checkShop(shop, config.retryBudgetSeconds, log, io.signal));
+          // The store first: it is local and quick, and a damaged one fails every sync whatever the marketplace says.
+          const verified = await verifyStore(shopPaths(config.dataDir, shop.name).store);
+          store = verified.state;
+          if (verified.error) throw verified.error;
+          print({ ...(await checkShop(shop, config.retryBudgetSeconds, log, io.signal)), store });
         } catch (error) {
-          if (error instanceof Error) print(failure(shop, error));
+          if (error instanceof Error) print({ ...failure(shop, error), store });
           throw error;
         }
       };
       await forEachShop(config, flags, checkAndPrint, () => undefined);
     });
+}
+
+/**
+ * The store's state, or the error that says what is wrong with it and what to do. It only reads the
+ * file: a store that was never written is `none`.
+ */
+async function verifyStore(file: string): Promise<{ state: StoreState; error?: StoreError }> {
+  if (!existsSync(file)) return { state: 'none' };
+  const health = await checkStore(file);
+  if (health.status === 'ok') return { state: 'ok' };
+  return { state: health.status === 'corrupt' ? 'corrupt' : 'unreadable', error: health.error };
 }
 
 async function checkShop(
@@ -78,6 +102,7 @@ function failure(shop: ShopConfig, error: Error | null): CheckResult {
     base_url: shop.baseUrl ?? null,
     per_page: shop.perPage,
     page_size: null,
+    store: 'none',
     error: error?.message ?? null,
   };
 }
@@ -88,5 +113,6 @@ function resultText(r: CheckResult): string {
     r.page_size === r.per_page
       ? `${r.page_size} items, as asked`
       : `${r.page_size} items (asked for ${r.per_page}: the server serves at most ${r.page_size} a page, or the shop has no more)`;
-  return `Shop ${r.shop}: OK: logged in at ${r.base_url}; the first page has ${size}.`;
+  const store = r.store === 'ok' ? 'the store is intact' : 'no store yet (the first sync makes it)';
+  return `Shop ${r.shop}: OK: logged in at ${r.base_url}; the first page has ${size}; ${store}.`;
 }

@@ -7,7 +7,7 @@ import { StoreError } from '../../errors.js';
 import { writeFileAtomic } from '../../export/atomic.js';
 import { writeChangesCsv } from '../../export/changes-csv.js';
 import { writeToStdout } from '../../export/stdout.js';
-import type { Store } from '../../store/open.js';
+import { fromSqlite, type Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
 import { type CliIO, commandContext } from '../io.js';
@@ -55,6 +55,8 @@ export function diffCommand(io: CliIO): Command {
           writeDiff(out, flags.format, { shop, from, to, changes });
         if (flags.out === undefined) await writeToStdout(() => write(io.stdout));
         else await writeFileAtomic(path.resolve(io.cwd, flags.out), write, { label: 'diff' });
+      } catch (error) {
+        throw store ? fromSqlite(`Cannot read store ${store.path}`, store.path, error) : error;
       } finally {
         store?.close();
       }

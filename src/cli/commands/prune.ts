@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { fromSqlite } from '../../store/open.js';
 import { pruneRuns } from '../../store/prune.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { positiveInteger } from './options.js';
@@ -32,6 +33,8 @@ export function pruneCommand(io: CliIO): Command {
             ? `Shop ${shop}: nothing to prune (at most ${flags.keep} complete runs).`
             : `Shop ${shop}: pruned runs ${result.runs.join(', ')} and ${result.versions} item versions only they needed.`,
         );
+      } catch (error) {
+        throw fromSqlite(`Cannot prune store ${store.path}`, store.path, error);
       } finally {
         store.close();
       }

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { fromSqlite } from '../../store/open.js';
 import { type FeedsLag, feedsLag } from '../../store/published.js';
 import { listRuns, type RunSummary } from '../../store/runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
@@ -25,17 +26,19 @@ export function runsCommand(io: CliIO): Command {
       try {
         runs = store ? listRuns(store) : [];
         lag = store ? feedsLag(store) : undefined;
+      } catch (error) {
+        throw store ? fromSqlite(`Cannot read store ${store.path}`, store.path, error) : error;
       } finally {
         store?.close();
       }
       if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
       else if (runs.length === 0)
         writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
-      else await writeLines(io.stdout, [...runsTable(runs), ...lagNote(lag)]);
+      else await writeLines(io.stdout, [...runsTable(runs), ...earlierErrors(runs), ...lagNote(lag)]);
     });
 }
 
-/** The contract's `runs --json` element. */
+/** The contract's `runs --json` element (`resumed_at`, `attempts` and `earlier_errors` extend it). */
 function runJson(r: RunSummary) {
   return {
     run: r.run,
@@ -47,7 +50,19 @@ function runJson(r: RunSummary) {
     updated: r.updated,
     removed: r.removed,
     error: r.error,
+    resumed_at: r.resumed_at,
+    attempts: r.attempts,
+    earlier_errors: r.earlier_errors,
   };
+}
+
+/** Below the table, why each earlier attempt of a resumed run stopped: a run that resumed and completed still says so. */
+function earlierErrors(runs: readonly RunSummary[]): string[] {
+  return runs.flatMap((r) =>
+    r.earlier_errors.map(
+      (e, index) => `Run ${r.run}, attempt ${index + 1} of ${r.attempts}, stopped at ${e.at}: ${e.message}`,
+    ),
+  );
 }
 
 /** Said only when the feeds lag: a consumer reading them now gets an older run than the store's latest. */
@@ -64,7 +79,9 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     'RUN',
     'STATUS',
     'STARTED',
+    'RESUMED',
     'FINISHED',
+    'ATTEMPTS',
     'PAGES',
     'ITEMS',
     'ADDED',
@@ -77,7 +94,9 @@ function runsTable(runs: readonly RunSummary[]): string[] {
     String(r.run),
     r.status,
     r.started_at,
+    r.resumed_at ?? '-',
     r.finished_at ?? '-',
+    String(r.attempts),
     ...[r.pages, r.items, r.added, r.updated, r.removed, r.invalid].map(String),
     r.error ?? '',
   ]);

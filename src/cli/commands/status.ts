@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import {
+  type DeliveryStatus,
   type JobStatus,
   type QueueStatus,
   queueStatus,
@@ -43,7 +44,23 @@ function statusText(status: QueueStatus): string[] {
     status.failed_total > status.failed.length
       ? `Failed (${status.failed_total}, the latest ${status.failed.length} shown)`
       : 'Failed';
+  const noWorker =
+    status.workers === 0
+      ? [
+          'No worker is connected: nothing runs the waiting or scheduled syncs, nor delivers notifications. Start `shop-sync worker` with these shops configured.',
+        ]
+      : [];
+  const delivery = (d: DeliveryStatus) => [
+    d.shop,
+    d.event,
+    d.delivery,
+    String(d.attempts),
+    d.next_attempt_after ?? d.finished_at ?? '-',
+    d.reason ?? '',
+  ];
+  const notifications = status.notifications;
   return [
+    ...noWorker,
     ...jobSection('Waiting', ['SHOP', 'JOB', 'QUEUED'], status.waiting, queued),
     ...jobSection('Active', ['SHOP', 'JOB', 'QUEUED'], status.active, queued),
     ...jobSection(
@@ -65,18 +82,40 @@ function statusText(status: QueueStatus): string[] {
       job.reason ?? '',
     ]),
     'Shops:',
-    ...formatTable(['SHOP', 'SCHEDULE', 'NEXT RUN', 'LAST COMPLETE RUN'], status.shops.map(shopRow), 80).map(
-      indent,
-    ),
+    ...formatTable(
+      ['SHOP', 'SCHEDULE', 'NEXT RUN', 'WORKER', 'LAST COMPLETE RUN'],
+      status.shops.map(shopRow),
+      80,
+    ).map(indent),
+    ...(notifications.waiting.length + notifications.retrying.length + notifications.failed.length === 0
+      ? ['Notifications: none pending']
+      : [
+          `Notifications: ${notifications.waiting.length} waiting`,
+          ...section(
+            'Notifications retrying',
+            ['SHOP', 'EVENT', 'DELIVERY', 'ATTEMPTS', 'NEXT ATTEMPT AFTER', 'REASON'],
+            notifications.retrying.map(delivery),
+          ),
+          ...section(
+            'Notifications given up',
+            ['SHOP', 'EVENT', 'DELIVERY', 'ATTEMPTS', 'GIVEN UP AT', 'REASON'],
+            notifications.failed.map(delivery),
+          ),
+        ]),
   ];
+}
+
+function section(title: string, header: readonly string[], rows: string[][]): string[] {
+  return rows.length === 0 ? [] : [`${title}:`, ...formatTable(header, rows, 100).map(indent)];
 }
 
 function shopRow(shop: ShopStatus): string[] {
   const last = shop.last_complete_run;
   return [
     shop.shop,
-    shop.schedule,
-    shop.scheduled ? shop.next_run : `${shop.next_run} (no worker has set this schedule yet)`,
+    shop.schedule ?? '-',
+    shop.next_run ?? 'not scheduled: no worker has applied a schedule',
+    shop.worker_connected ? 'connected' : 'none connected',
     last ? `run ${last.run}, ${last.items} items, finished ${last.finished_at}` : 'none',
   ];
 }

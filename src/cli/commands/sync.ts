@@ -1,6 +1,9 @@
 import { Command } from 'commander';
-import type { ShopConfig } from '../../config.js';
-import { runSync, type SyncSummary } from '../../sync.js';
+import { readSecret, type ShopConfig } from '../../config.js';
+import { DeliveryError } from '../../errors.js';
+import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
+import { notificationOf } from '../../notify/payload.js';
+import { type RunEnded, runSync, type SyncSummary } from '../../sync.js';
 import { forEachShop, type ShopChoice, shopOptions } from '../each-shop.js';
 import { type CliIO, type CommandContext, commandContext, writeLine } from '../io.js';
 import { ProgressLine } from '../progress.js';
@@ -25,12 +28,14 @@ export function syncCommand(io: CliIO): Command {
     .option('--json', 'print the summary as one JSON object (with --all: one a line)')
     .action(async (flags: SyncFlags) => {
       const context = commandContext(io);
+      // Read before any sync: a notification secret that cannot be read is a setting to fix first.
+      const secret = context.config.notifySecret ? readSecret(context.config.notifySecret) : undefined;
       await forEachShop(
         context.config,
         flags,
         async (configured) => {
           const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
-          const summary = await syncOne(shop, context, io);
+          const summary = await syncOne(shop, context, io, secret);
           writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
         },
         (shop, error) => {
@@ -43,7 +48,12 @@ export function syncCommand(io: CliIO): Command {
 }
 
 /** One sync with a progress line on a terminal (nothing of it otherwise). */
-async function syncOne(shop: ShopConfig, context: CommandContext, io: CliIO): Promise<SyncSummary> {
+async function syncOne(
+  shop: ShopConfig,
+  context: CommandContext,
+  io: CliIO,
+  secret: string | undefined,
+): Promise<SyncSummary> {
   const progress = io.stderr.isTTY ? new ProgressLine(context.status, `Syncing ${shop.name}`) : undefined;
   try {
     return await runSync(shop, {
@@ -51,10 +61,42 @@ async function syncOne(shop: ShopConfig, context: CommandContext, io: CliIO): Pr
       log: context.log,
       signal: io.signal,
       onProgress: progress?.update,
+      onRun: shop.notifyUrl === undefined ? undefined : notifier(shop.notifyUrl, secret, context, io),
     });
   } finally {
     progress?.clear();
   }
+}
+
+/**
+ * Delivers the run's notification before the command ends, retrying for CLI_RETRY's 30 s; a receiver
+ * that never takes it costs a warning on stderr, never the sync's result or exit status.
+ */
+function notifier(
+  url: string,
+  secret: string | undefined,
+  context: CommandContext,
+  io: CliIO,
+): (ended: RunEnded) => Promise<void> {
+  return async (ended) => {
+    const notification = notificationOf(ended);
+    const log = context.log.child({ shop: notification.shop, delivery: notification.delivery });
+    try {
+      await deliverWithin(url, notification, secret, {
+        ...CLI_RETRY,
+        signal: io.signal,
+        onRetry: (error, waitMs) =>
+          log.info({ reason: error.message, retry_in_ms: waitMs }, 'notification not taken yet'),
+      });
+      log.info('notification delivered');
+    } catch (error) {
+      if (!(error instanceof DeliveryError)) throw error;
+      writeLine(
+        io.stderr,
+        `shop-sync: Warning: ${error.message} Gave up on notification ${notification.delivery} after ${CLI_RETRY.budgetMs / 1000} s; the sync's result stands.`,
+      );
+    }
+  };
 }
 
 /** The contract's `sync --json` shape, keys in the documented order. */

@@ -35,6 +35,7 @@ afterEach(async () => {
 
 async function healthz(health: HealthCheck): Promise<{ status: number; body: Record<string, unknown> }> {
   server = await startOpsServer(0, {
+    host: '127.0.0.1',
     health,
     metrics: new OpsMetrics(config),
     queues: [queue],
