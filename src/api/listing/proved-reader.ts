@@ -205,6 +205,7 @@ class ProvedReading {
     // A window planned before the proved end moved on may hold only earlier proved items: it would take
     // the proved end back for nothing, so only one planned from the current end may do that.
     if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
+    if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
     if (!current) return this.outdated();
     if (window.start > this.end && this.votes.count > 0) return this.afterEnd(answer);
     return this.missed();
