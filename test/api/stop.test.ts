@@ -43,7 +43,7 @@ describe('the client-wide stop signal', () => {
     stop.abort();
     await expect(reading).rejects.toThrow(InterruptedError);
     await expect(reading).rejects.toThrow(
-      'GET /v1/sell/shop/items?page=1 was stopped: shop-sync was asked to stop.',
+      'GET /v1/sell/shop/items?page=1&per_page=100 was stopped: shop-sync was asked to stop.',
     );
   });
 

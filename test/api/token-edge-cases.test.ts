@@ -120,7 +120,7 @@ describe('token edge cases', () => {
     const failure = drain(connect(s.baseUrl));
     await expect(failure).rejects.toThrow(CredentialsError);
     await expect(failure).rejects.toThrow(
-      'GET /v1/sell/shop/items?page=1 was refused with HTTP 401 even with a token freshly issued for the shop owner (MARKETPLACE_USERNAME).',
+      'GET /v1/sell/shop/items?page=1&per_page=100 was refused with HTTP 401 even with a token freshly issued for the shop owner (MARKETPLACE_USERNAME).',
     );
     expect(s.grants).toEqual(['password', 'refresh_token', 'password']);
     expect(s.listingAuthorizations).toEqual(['Bearer access-1', 'Bearer access-2', 'Bearer access-3']);

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
-import { ListingMovedError, ProtocolError } from '../../errors.js';
+import { ProtocolError } from '../../errors.js';
 import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
 import type { RawPage } from '../listing-body.js';
@@ -103,7 +103,11 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
       if (!settled.ok) throw settled.error;
       const outcome = reading.take(head.window, receivedOf(settled.raw), head.basis);
       if (outcome.page) yield outcome.page;
-      if (outcome.done) return;
+      if (outcome.done) {
+        const last = reading.pendingRereads();
+        if (last) yield last;
+        return;
+      }
     }
   } finally {
     abort.abort();
@@ -206,8 +210,10 @@ class ProvedReading {
     // the proved end back for nothing, so only one planned from the current end may do that.
     if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
+    // Past the end the answers before it showed: planned before the end moved back (items deleted
+    // before it) it still says whether anything lies beyond.
+    if (window.start > basis && this.votes.count > 0) return this.afterEnd(answer, current);
     if (!current) return this.outdated();
-    if (window.start > this.end && this.votes.count > 0) return this.afterEnd(answer);
     return this.missed();
   }
 
@@ -263,11 +269,12 @@ class ProvedReading {
 
   /** An answer for the window just after the believed end: empty, or a repeat of the end (a server
    * that clamps `page`), it backs the end; items there mean the answers that ended short were cut. */
-  private afterEnd(answer: readonly Received[]): Outcome {
+  private afterEnd(answer: readonly Received[], current: boolean): Outcome {
     if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
       this.votes.nothingAfter += 1;
       return { done: this.ended() };
     }
+    if (!current) return this.outdated();
     if (this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
     else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
       throw new WindowsMisaligned('answers shorter than asked were followed by more items');
@@ -326,9 +333,7 @@ class ProvedReading {
     }
     const extends_ = votes.count > 0 && from === votes.at && fromOffset === votes.offset;
     if (votes.count > 0 && !extends_ && ++this.endsMoved > MAX_ENDS_MOVED) {
-      throw new ListingMovedError(
-        `The listing kept changing at its end while it was read (${MAX_ENDS_MOVED} ends it showed were gone at the next answer); the next sync tries again.`,
-      );
+      throw new WindowsMisaligned(`${MAX_ENDS_MOVED} ends an answer showed were gone at the next`);
     }
     const growth = extends_ ? votes.growth + 1 : 0;
     const trustedInGrowth = extends_ && votes.trustedInGrowth;
@@ -392,6 +397,11 @@ class ProvedReading {
         `The marketplace served page ${window.page} with the items of page 1; it seems to ignore the page parameter, so the listing cannot be read completely.`,
       );
     }
+  }
+
+  /** The answers that confirmed the end, as a page of no items: they count as re-reads too. */
+  pendingRereads(): ItemPage | undefined {
+    return this.rereads > 0 ? this.page([]) : undefined;
   }
 
   /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */

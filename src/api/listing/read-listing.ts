@@ -12,13 +12,14 @@ export interface ListingReadOptions {
   readonly resume?: ListingCheckpoint;
 }
 
-/** Page-by-page passes over a listing whose windows cannot overlap, before one that adds nothing. */
+/** Page-by-page passes over a listing whose windows cannot overlap, before two in a row read the same. */
 const MAX_PASSES = 4;
 
 /**
  * Every item listed from the first request to the last, by overlapping windows (`readProved`). A server
- * whose pages do not start at `(page - 1) * per_page` cannot be read that way: its listing is read page
- * by page, again and again until a whole pass finds no item the passes before it missed.
+ * whose pages do not start at `(page - 1) * per_page`, or that moves too fast for windows to keep up
+ * with it, is read page by page instead, again and again until two passes in a row read the same items
+ * in the same order: the listing held still for the second of them, so it missed nothing.
  */
 export async function* readListing(
   fetch: (window: ListingWindow, request: PageRequest) => Promise<RawPage>,
@@ -38,25 +39,35 @@ export async function* readListing(
   }
   const perPage = options.perPage;
   const byPage: FetchPage = (page, request) => fetch({ page, perPage, start: (page - 1) * perPage }, request);
+  let previous: string[] | undefined;
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
-    let found = 0;
+    const sequence: string[] = [];
     for await (const page of readPages(byPage, {
       maxInFlight: options.maxInFlight,
       pageSize: perPage,
       maxPages: options.maxRequests,
     })) {
+      for (const item of page.items) sequence.push(item.id);
+      for (const bad of page.invalid) if (bad.id !== null) sequence.push(bad.id);
       // Later passes yield only what the passes before them missed.
       const isNew = (id: string | null) =>
         id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined;
-      const items = page.items.filter((item) => isNew(item.id));
-      const invalid = page.invalid.filter((bad) => isNew(bad.id));
-      if (pass > 1) found += items.length + invalid.length;
       pages += 1;
-      yield { ...page, page: pages, items, invalid };
+      yield {
+        ...page,
+        page: pages,
+        items: page.items.filter((item) => isNew(item.id)),
+        invalid: page.invalid.filter((bad) => isNew(bad.id)),
+      };
     }
-    if (pass > 1 && found === 0) return;
+    if (previous !== undefined && sameSequence(previous, sequence)) return;
+    previous = sequence;
   }
   throw new ListingMovedError(
-    `The listing kept changing: ${MAX_PASSES} page-by-page passes each found items the others missed; the next sync tries again.`,
+    `The listing kept changing: no two of ${MAX_PASSES} page-by-page passes read the same items; the next sync tries again.`,
   );
+}
+
+function sameSequence(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
