@@ -101,6 +101,22 @@ export type SyncSummary = { shop: string; run: number; status: 'complete' } & Ru
     duration_ms: number;
   };
 
+/** The contract's `sync --json` shape, keys in the documented order (notifications extend it). */
+export function summaryJson(s: SyncSummary): SyncSummary {
+  return {
+    shop: s.shop,
+    run: s.run,
+    status: s.status,
+    pages: s.pages,
+    items: s.items,
+    added: s.added,
+    updated: s.updated,
+    removed: s.removed,
+    invalid: s.invalid,
+    duration_ms: s.duration_ms,
+  };
+}
+
 /**
  * One complete sync of one shop: read every page into the run's staging, confirm what seems removed,
  * commit the run as the latest snapshot, write the feeds, prune. The CLI and the worker both call it.

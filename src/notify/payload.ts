@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { RunEnded } from '../sync.js';
+import { type RunEnded, summaryJson } from '../sync.js';
 
 export type NotifyEvent = 'sync.complete' | 'sync.failed';
 
@@ -26,16 +26,7 @@ export function notificationOf(ended: RunEnded): Notification {
     const s = ended.summary;
     const event: NotifyEvent = 'sync.complete';
     const body = {
-      shop: s.shop,
-      run: s.run,
-      status: s.status,
-      pages: s.pages,
-      items: s.items,
-      added: s.added,
-      updated: s.updated,
-      removed: s.removed,
-      invalid: s.invalid,
-      duration_ms: s.duration_ms,
+      ...summaryJson(s),
       event,
       finished_at,
       error: null,

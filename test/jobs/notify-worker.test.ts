@@ -104,10 +104,15 @@ describe("the worker's notifications", () => {
       expect(text).toMatch(
         new RegExp(`Notifications retrying:\\n.*\\n {2}shop +sync\\.complete +${delivery} `),
       );
-      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
-      expect(metrics).toMatch(
-        new RegExp(`^bullmq_job_count\\{queue="${notifyQueueName('shop')}", state="delayed"\\} 1$`, 'm'),
+      // Between two attempts the delivery is delayed; during one it is active for a moment.
+      const delayed = new RegExp(
+        `^bullmq_job_count\\{queue="${notifyQueueName('shop')}", state="delayed"\\} 1$`,
+        'm',
       );
+      const metrics = await until('the delivery delayed in /metrics', async () => {
+        const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+        return delayed.test(text) ? text : undefined;
+      });
       expect(
         sample(metrics, 'shop_sync_notifications_total', 'shop="shop",outcome="retrying"'),
       ).toBeGreaterThanOrEqual(2);

@@ -3,7 +3,7 @@ import { readSecret, type ShopConfig } from '../../config.js';
 import { DeliveryError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';
-import { type RunEnded, runSync, type SyncSummary } from '../../sync.js';
+import { type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync.js';
 import { forEachShop, type ShopChoice, shopOptions } from '../each-shop.js';
 import { type CliIO, type CommandContext, commandContext, writeLine } from '../io.js';
 import { ProgressLine } from '../progress.js';
@@ -96,22 +96,6 @@ function notifier(
         `shop-sync: Warning: ${error.message} Gave up on notification ${notification.delivery} after ${CLI_RETRY.budgetMs / 1000} s; the sync's result stands.`,
       );
     }
-  };
-}
-
-/** The contract's `sync --json` shape, keys in the documented order. */
-export function summaryJson(s: SyncSummary): SyncSummary {
-  return {
-    shop: s.shop,
-    run: s.run,
-    status: s.status,
-    pages: s.pages,
-    items: s.items,
-    added: s.added,
-    updated: s.updated,
-    removed: s.removed,
-    invalid: s.invalid,
-    duration_ms: s.duration_ms,
   };
 }
 

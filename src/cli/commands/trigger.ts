@@ -11,9 +11,10 @@ import {
 } from '../../../jobs/trigger.js';
 import { type AppConfig, findShop } from '../../config.js';
 import { UsageError } from '../../errors.js';
+import { summaryJson } from '../../sync.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { positiveSeconds } from './options.js';
-import { summaryJson, summaryText } from './sync.js';
+import { summaryText } from './sync.js';
 
 interface TriggerFlags {
   shop?: string[];
