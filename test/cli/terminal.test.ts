@@ -69,7 +69,9 @@ describe('shop-sync sync on a terminal', () => {
     expect(started).toMatch(/^\[(\d\d):\d\d:\d\d\.\d{3}\] INFO: sync started \{.*"shop":"shop"/);
     expect([before, after]).toContain(started?.slice(1, 3));
     expect(lines.filter((line) => line.includes('DEBUG: page read')).length).toBeGreaterThan(10);
-    expect(lines).toContainEqual(expect.stringMatching(/^600 items from \d+ pages: 600 added, 0 updated, 0 removed\.$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^600 items from \d+ pages: 600 added, 0 updated, 0 removed\.$/),
+    );
   });
 
   it('draws nothing and logs JSON lines when stderr is not a terminal', async () => {
