@@ -48,12 +48,15 @@ function randomMutation(rng: Prng): Mutation {
 /** Half the cases sell and list items while they sync (from the crashing sync to the end of its recovery). */
 function randomChurn(rng: Prng): Partial<ChurnFault> | undefined {
   if (rng.next() < 0.5) return undefined;
+  // As many insertions as deletions on average, and a bounded number of events: the catalogue lives on
+  // from case to case, and a reader that asks more requests must not empty it.
   return {
     from: 1 + rng.int(4),
     every: 1 + rng.int(3),
+    times: 10 + rng.int(30),
     deleteBehind: rng.int(4),
     deleteAhead: rng.int(2),
-    insertBehind: rng.int(2),
+    insertBehind: rng.int(4),
     insertAhead: rng.int(2),
   };
 }
