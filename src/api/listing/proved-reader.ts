@@ -38,6 +38,8 @@ const PAGE_ONE_REPEATS = 3;
 const MAX_ENDS_MOVED = 16;
 /** Believed ends that more items followed before the listing is taken as one whose pages shift. */
 const MAX_MISPLACED_ENDS = 6;
+/** Times the reading may back up to page 1, having proved items, before windows are given up. */
+const MAX_BACK_TO_START = 2;
 /** Answers in a row, each ending just after the one before, that end a listing growing at its end. */
 const GROWTH_TO_END = 4;
 /** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
@@ -130,6 +132,7 @@ class ProvedReading {
   /** How far before `end` the next window starts, beyond `overlap`, after answers that proved nothing. */
   private back = 0;
   private stuck = 0;
+  private backToStart = 0;
   private restarted = false;
   private requests = 0;
   private largestAnswer = 0;
@@ -225,7 +228,13 @@ class ProvedReading {
     const after = answer.slice(anchor + 1);
     const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
     if (anchor >= 0) this.chain.continueFrom(answer[anchor]?.id as string, afterIds);
-    else this.chain = new ProvedChain(chainCapacity(this.options.perPage), afterIds);
+    else {
+      // Backing up all the way to page 1 again and again: windows cannot find the proved items here.
+      if (this.chain.size > 0 && ++this.backToStart > MAX_BACK_TO_START) {
+        throw new WindowsMisaligned(`backed up to page 1 ${MAX_BACK_TO_START} times`);
+      }
+      this.chain = new ProvedChain(chainCapacity(this.options.perPage), afterIds);
+    }
     this.end = window.start + answer.length - 1;
     const shift = Math.abs(anchor - expected);
     if (shift > 0) this.overlap = Math.max(this.overlap, 2 * shift + 2);
