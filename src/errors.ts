@@ -96,6 +96,20 @@ export class ApiError extends ShopSyncError {
   }
 }
 
+/**
+ * An answer larger than the response cap: refused unread, so that one answer cannot exhaust memory.
+ * A listing reader asks for fewer items at a time instead.
+ */
+export class ResponseTooLargeError extends ApiError {
+  constructor(
+    message: string,
+    readonly capBytes: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, false, undefined, options);
+  }
+}
+
 /** The marketplace answered, but not in a way that can be read safely (loops, malformed pages). */
 export class ProtocolError extends ShopSyncError {
   readonly code = 'MARKETPLACE_PROTOCOL';

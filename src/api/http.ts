@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
-import { ApiError, ConfigError, ProtocolError } from '../errors.js';
+import { ApiError, ConfigError, ProtocolError, ResponseTooLargeError } from '../errors.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
@@ -246,13 +246,10 @@ export class HttpClient {
   private translate(error: unknown, shown: string): unknown {
     if (error instanceof ApiError || isAbort(error)) return error;
     if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
-      return new ApiError(
+      return new ResponseTooLargeError(
         `${shown} failed: the response exceeded ${this.maxResponseBytes} bytes`,
-        false,
-        undefined,
-        {
-          cause: error,
-        },
+        this.maxResponseBytes,
+        { cause: error },
       );
     }
     if (error instanceof undiciErrors.InvalidArgumentError) {

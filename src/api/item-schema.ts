@@ -104,6 +104,8 @@ export const ITEM_LAYOUT: ObjectLayout = {
 export interface ParsedElement {
   readonly json: unknown;
   readonly raw: string;
+  /** Why the element could not be read at all (it alone exceeds the response cap): it is invalid. */
+  readonly unreadable?: string;
 }
 
 /**
@@ -129,6 +131,8 @@ export function normaliseItem(json: unknown, text: string, page: number): Normal
 
 /** A parsed listing element as an Item, or the reason it cannot be one. */
 export function normaliseElement(element: ParsedElement, page: number): NormalisedItem {
+  if (element.unreadable !== undefined)
+    return { ok: false, invalid: { id: null, page, reason: element.unreadable } };
   const item = wellFormedItem(element.json, element.raw);
   return item === undefined ? normaliseBySchema(element, page) : { ok: true, item };
 }

@@ -189,3 +189,67 @@ describe('text that is not UTF-8', () => {
     );
   });
 });
+
+describe('responses over the 32 MiB cap', () => {
+  const MiB = 1024 * 1024;
+  // A JSON string of `size` zeros: the simulator pads the poison's first digit.
+  const zeros = (size: number) => ({ json: '"0"', padZeros: size - 1 });
+
+  it('reads a page over the cap again in smaller pages, and completes with every item', async () => {
+    await sync();
+    // Three items of the first page of 20, each under the cap, together over it.
+    const [a, b, c] = items() as [SimItem, SimItem, SimItem];
+    poison(...[a, b, c].map((item) => ({ id: item.id, field: 'description', ...zeros(12 * MiB) })));
+    const { summary } = await sync();
+    expect(summary).toMatchObject({
+      status: 'complete',
+      items: items().length,
+      added: 0,
+      removed: 0,
+      invalid: 0,
+    });
+    // Python's csv module refuses fields over 128 KiB: read the lengths from snapshot.sqlite instead.
+    const lengths = querySqlite(paths().snapshotSqlite, 'SELECT id, length(description) AS size FROM items');
+    expect(lengths).toHaveLength(items().length);
+    const size = new Map(lengths.map((row) => [row.id, row.size]));
+    for (const item of [a, b, c]) expect(size.get(item.id)).toBe(12 * MiB);
+  });
+
+  it('reports an item alone over the cap invalid, keeps it at its last version, and completes', async () => {
+    await sync();
+    const before = readFileSync(paths().inventoryCsv);
+    const [, , , big] = items() as SimItem[];
+    const bigItem = big as SimItem;
+    poison({ id: bigItem.id, field: 'description', ...zeros(33 * MiB) });
+    const { summary, logs } = await sync();
+    expect(summary).toMatchObject({
+      status: 'complete',
+      items: items().length,
+      added: 0,
+      updated: 0,
+      removed: 0,
+      invalid: 1,
+    });
+    expect(invalidLogs(logs)).toEqual([
+      expect.objectContaining({
+        id: null,
+        reason: expect.stringMatching(
+          /^the item at position 4 of the listing alone is larger than the 32 MiB response cap/,
+        ),
+      }),
+    ]);
+    // Never reported removed: its last valid version stays in the feeds, and no change is published.
+    expect(readFileSync(paths().inventoryCsv)).toEqual(before);
+    expect(readFileSync(paths().changesCsv, 'utf8').trim().split('\n')).toHaveLength(1);
+    const runs = JSON.parse((await runCli(['runs', '--json'], env)).stdout) as { status: string }[];
+    expect(runs.map((run) => run.status)).toEqual(['complete', 'complete']);
+
+    sim.mutate({ cure: [bigItem.id] });
+    expect((await sync()).summary).toMatchObject({
+      items: items().length,
+      updated: 0,
+      removed: 0,
+      invalid: 0,
+    });
+  });
+});

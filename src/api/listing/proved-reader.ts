@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
-import { ProtocolError } from '../../errors.js';
+import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
 import type { RawPage } from '../listing-body.js';
@@ -66,14 +66,15 @@ type Settled = { ok: true; raw: RawPage } | { ok: false; error: unknown };
  */
 export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions): AsyncGenerator<ItemPage> {
   const reading = new ProvedReading(options);
-  const abort = new AbortController();
-  setMaxListeners(Math.max(10, options.maxInFlight * 2 + 2), abort.signal);
   const window = new AdaptiveWindow(options.maxInFlight);
   const slots = new Slots(options.maxInFlight);
   const queue: Planned[] = [];
+  // Windows planned for a page size found too large are dropped and their requests aborted.
+  const dropped: Planned[] = [];
+  let batch = batchController(options.maxInFlight);
   const send = (planned: ListingWindow, basis: number): Planned => {
     const request: PageRequest = {
-      signal: abort.signal,
+      signal: batch.signal,
       first: planned.page === 1,
       pushedBack: () => window.shrink(),
     };
@@ -102,6 +103,13 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
       if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
       if (!head.settled) window.grow();
       const settled = await head.result;
+      if (!settled.ok && settled.error instanceof ResponseTooLargeError) {
+        reading.tooLarge(head.window, settled.error);
+        batch.abort();
+        dropped.push(...queue.splice(0));
+        batch = batchController(options.maxInFlight);
+        continue;
+      }
       if (!settled.ok) throw settled.error;
       const outcome = reading.take(head.window, receivedOf(settled.raw), head.basis);
       if (outcome.page) yield outcome.page;
@@ -112,9 +120,15 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
       }
     }
   } finally {
-    abort.abort();
-    await Promise.all(queue.map((planned) => planned.result));
+    batch.abort();
+    await Promise.all([...queue, ...dropped].map((planned) => planned.result));
   }
+}
+
+function batchController(maxInFlight: number): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(Math.max(10, maxInFlight * 2 + 2), controller.signal);
+  return controller;
 }
 
 interface Outcome {
@@ -250,6 +264,19 @@ class ProvedReading {
     const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
     if (surprised) this.replan();
     return { page: after.length > 0 ? this.page(after) : undefined, done: this.ended() };
+  }
+
+  /**
+   * The answer to `window` exceeded the response cap: ask for half as many items at a time. A window
+   * of two or fewer holds an item that alone may exceed the cap; no window can step over it, so the
+   * listing is read page by page, where such an item is reported invalid in its place.
+   */
+  tooLarge(window: ListingWindow, error: ResponseTooLargeError): void {
+    if (window.perPage <= 2)
+      throw new WindowsMisaligned(`an item alone may exceed the cap: ${error.message}`);
+    this.maxPerPage = Math.min(this.maxPerPage, Math.floor(window.perPage / 2));
+    this.resetVotes();
+    this.replan();
   }
 
   /** An answer to a window planned from an end since proved further: plan again from where it is. */

@@ -1,8 +1,9 @@
-import { ListingMovedError } from '../../errors.js';
+import { ListingMovedError, ResponseTooLargeError } from '../../errors.js';
+import type { ParsedElement } from '../item-schema.js';
 import { type FetchPage, type ItemPage, type PageRequest, readPages } from '../items.js';
 import type { RawPage } from '../listing-body.js';
 import type { ListingCheckpoint } from './checkpoint.js';
-import { readProved, WindowsMisaligned } from './proved-reader.js';
+import { type FetchWindow, readProved, WindowsMisaligned } from './proved-reader.js';
 import type { ListingWindow } from './window.js';
 
 export interface ListingReadOptions {
@@ -22,7 +23,7 @@ const MAX_PASSES = 4;
  * in the same order: the listing held still for the second of them, so it missed nothing.
  */
 export async function* readListing(
-  fetch: (window: ListingWindow, request: PageRequest) => Promise<RawPage>,
+  fetch: FetchWindow,
   options: ListingReadOptions,
 ): AsyncGenerator<ItemPage> {
   let pages = 0;
@@ -38,7 +39,8 @@ export async function* readListing(
     if (!(error instanceof WindowsMisaligned)) throw error;
   }
   const perPage = options.perPage;
-  const byPage: FetchPage = (page, request) => fetch({ page, perPage, start: (page - 1) * perPage }, request);
+  const byPage: FetchPage = (page, request) =>
+    pageOrItems(fetch, { page, perPage, start: (page - 1) * perPage }, request);
   let previous: string[] | undefined;
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     const sequence: string[] = [];
@@ -71,3 +73,43 @@ export async function* readListing(
 function sameSequence(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((id, i) => id === b[i]);
 }
+
+/**
+ * The answer to `window`, or, when it exceeds the response cap, its items read one at a time: an item
+ * that alone exceeds the cap takes its place as an element that cannot be read (reported invalid).
+ */
+async function pageOrItems(
+  fetch: FetchWindow,
+  window: ListingWindow,
+  request: PageRequest,
+): Promise<RawPage> {
+  try {
+    return await fetch(window, request);
+  } catch (error) {
+    if (!(error instanceof ResponseTooLargeError) || window.perPage === 1) throw error;
+  }
+  const elements: ParsedElement[] = [];
+  for (let offset = window.start; offset < window.start + window.perPage; offset += 1) {
+    const one = { page: offset + 1, perPage: 1, start: offset };
+    try {
+      const answer = await fetch(one, { ...request, first: offset === 0 });
+      if (answer.elements.length === 0) break;
+      elements.push(...answer.elements);
+    } catch (error) {
+      if (!(error instanceof ResponseTooLargeError)) throw error;
+      elements.push(tooLargeToRead(offset, error.capBytes));
+    }
+  }
+  return { elements };
+}
+
+function tooLargeToRead(offset: number, capBytes: number): ParsedElement {
+  const cap = capBytes % MIB === 0 ? `${capBytes / MIB} MiB` : `${capBytes}-byte`;
+  return {
+    json: undefined,
+    raw: '',
+    unreadable: `the item at position ${offset + 1} of the listing alone is larger than the ${cap} response cap, so it cannot be read`,
+  };
+}
+
+const MIB = 1024 * 1024;
