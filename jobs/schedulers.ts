@@ -1,9 +1,12 @@
 import type { Job } from 'bullmq';
 import type { AppConfig } from '../src/config.js';
 import type { Logger } from '../src/log.js';
+import { errorCode } from './log-errors.js';
 import { enqueueSync, SCHEDULED_JOB, type ShopJobData, type ShopQueues, TICK_JOB_OPTIONS } from './queue.js';
 
 const SCHEDULER_PREFIX = 'scheduled-sync:';
+/** Schedules are re-applied this often, so that schedules lost with Redis's data come back. */
+export const SCHEDULE_REFRESH_MS = 60_000;
 
 /** The id of a shop's scheduler: one per shop, so that upserting replaces its schedule. */
 export function schedulerId(shop: string): string {
@@ -41,6 +44,43 @@ export async function applySchedules(queues: ShopQueues, config: AppConfig, log:
     await queues.ticks.removeJobScheduler(id);
     log.info({ shop }, 'schedule removed: no worker serves the shop any more');
   }
+}
+
+/**
+ * Re-applies the schedules whenever Redis comes back and every `everyMs`, one application at a time;
+ * returns how to stop that. A failed application is logged: the next one may succeed.
+ */
+export function keepSchedulesApplied(
+  queues: ShopQueues,
+  config: AppConfig,
+  log: Logger,
+  everyMs = SCHEDULE_REFRESH_MS,
+): () => void {
+  let applying = false;
+  const apply = (why: string) => {
+    if (applying) return;
+    applying = true;
+    applySchedules(queues, config, log)
+      .then(() => log.debug({ why }, 'schedules applied'))
+      .catch((error: unknown) =>
+        log.warn(
+          { code: errorCode(error), reason: (error as Error).message },
+          'could not apply the schedules',
+        ),
+      )
+      .finally(() => {
+        applying = false;
+      });
+  };
+  const onReady = () => apply('Redis reconnected');
+  const { redis } = queues;
+  redis.on('ready', onReady);
+  const timer = setInterval(() => apply('periodic'), everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    redis.off('ready', onReady);
+  };
 }
 
 /**

@@ -38,11 +38,14 @@ export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor 
   return async (job, token, signal) => {
     const data = validSyncJob(job, shop);
     await job.removeDeduplicationKey();
-    const log = deps.log.child({ job: job.id, shop });
+    // runSync names the shop on each line it logs: the logger it is given must not name it again.
+    const syncLog = deps.log.child({ job: job.id });
+    const log = syncLog.child({ shop });
     let release: (() => void) | undefined;
     try {
       release = await deps.slots.take(deps.stopping);
-      return await untilForced(runJob(job as Job<ShopJobData>, data.shop, deps, log, signal), deps.forced);
+      const running = runJob(job as Job<ShopJobData>, data.shop, deps, { log, syncLog }, signal);
+      return await untilForced(running, deps.forced);
     } catch (error) {
       if (error instanceof InterruptedError || (deps.stopping.aborted && isRetryable(error))) {
         log.info({ reason: (error as Error).message }, 'sync interrupted; the job goes back to waiting');
@@ -69,7 +72,7 @@ function runJob(
   job: Job<ShopJobData>,
   shop: string,
   deps: SyncProcessorDeps,
-  log: Logger,
+  { log, syncLog }: { log: Logger; syncLog: Logger },
   signal: AbortSignal | undefined,
 ): Promise<SyncSummary> {
   const { config, redis } = deps;
@@ -77,7 +80,7 @@ function runJob(
   if (!shopConfig) throw new UnrecoverableError(`Shop "${shop}" is not configured in this worker.`);
   return runSync(shopConfig, {
     config,
-    log,
+    log: syncLog,
     signal: signal ? AbortSignal.any([signal, deps.stopping]) : deps.stopping,
     tokenStore: new RedisTokenStore(redis, {
       prefix: config.queuePrefix,

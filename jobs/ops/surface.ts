@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
 import { type AppConfig, readSecret } from '../../src/config.js';
 import type { Logger } from '../../src/log.js';
-import type { JobOutcome } from '../worker.js';
+import type { JobOutcome } from '../job-events.js';
 import { HealthCheck } from './health.js';
 import { type NotificationOutcome, OpsMetrics } from './metrics.js';
 import { type OpsServer, startOpsServer } from './server.js';

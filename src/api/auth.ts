@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { failedResponse } from './failed-response.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { failedResponse, type RetryBudget, withRetry } from './retry.js';
+import { type RetryBudget, withRetry } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { serverMessage } from './server-message.js';
 import { headerValueFrom, requestValueFrom } from './server-values.js';
@@ -269,7 +270,7 @@ export class TokenManager {
     // A refresh grant's 404 follows a login that worked at the same address: only the login's says where.
     if (response.status === 404 && kind === 'password')
       throw tokenEndpointMissing(shown, detail, this.http.baseUrl, this.names.baseUrl);
-    throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
+    throw failedResponse(response, shown, this.secrets());
   }
 
   private readToken(response: HttpResponse, shown: string, kind: StoredToken['grant']): StoredToken {

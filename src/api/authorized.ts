@@ -1,10 +1,10 @@
 import { CredentialsError, InterruptedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SettingNames, TokenManager } from './auth.js';
+import { failedResponse } from './failed-response.js';
 import type { HttpClient, HttpResponse } from './http.js';
-import { failedResponse, RetryBudget, type RetryOptions, withRetry } from './retry.js';
+import { RetryBudget, type RetryOptions, withRetry } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
-import { serverMessage } from './server-message.js';
 
 export interface GetOptions<T> {
   /** Statuses handed to `read` instead of failing, besides 200 (e.g. 404 for a removed item). */
@@ -12,6 +12,9 @@ export interface GetOptions<T> {
   /** Turns the response into a value inside the attempt, so that a truncated body can throw
    * TransientError and be fetched again. `secrets` are to be kept out of anything quoted from the body. */
   readonly read: (response: HttpResponse, secrets: readonly string[]) => T;
+  /** Called when the server pushes back (an answer `failedResponse` finds worth another attempt), before
+   * the attempt fails: the listing reader slows its read-ahead. */
+  readonly pushedBack?: () => void;
   readonly signal?: AbortSignal;
 }
 
@@ -46,8 +49,9 @@ export class AuthorizedRequests {
         if (response.status === 200 || options.accept?.includes(response.status)) {
           return options.read(response, this.tokens.secrets());
         }
-        const detail = serverMessage(response.body, this.tokens.secrets());
-        throw failedResponse(shown, response.status, detail, response.headers['retry-after']);
+        const failure = failedResponse(response, shown, this.tokens.secrets());
+        if (failure.retryable) options.pushedBack?.();
+        throw failure;
       });
     } catch (error) {
       if (stop?.aborted) throw interrupted(shown, error);

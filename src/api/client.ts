@@ -15,13 +15,7 @@ import {
 import type { ListingCheckpoint } from './listing/checkpoint.js';
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';
-import {
-  PAST_END_STATUSES,
-  PUSHBACK_STATUSES,
-  parseJsonBody,
-  type RawPage,
-  readListingBody,
-} from './listing-body.js';
+import { PAST_END_STATUSES, parseJsonBody, type RawPage, readListingBody } from './listing-body.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
 import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
@@ -144,9 +138,9 @@ export class MarketplaceClient {
     const shown = `GET ${sanitizeUrl(path)}`;
     return this.requests.get(path, {
       signal: request.signal,
-      accept: request.first ? PUSHBACK_STATUSES : [...PAST_END_STATUSES, ...PUSHBACK_STATUSES],
-      read: (response, secrets) =>
-        readListingBody(response, { shown, mayEnd: !request.first, secrets, pushedBack: request.pushedBack }),
+      accept: request.first ? undefined : PAST_END_STATUSES,
+      pushedBack: request.pushedBack,
+      read: (response, secrets) => readListingBody(response, { shown, mayEnd: !request.first, secrets }),
     });
   }
 

@@ -2,8 +2,8 @@ import { ProtocolError } from '../errors.js';
 import type { HttpResponse } from './http.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
 import { elementSources } from './json-source.js';
-import { failedResponse, isRetryableStatus, TransientError } from './retry.js';
-import { serverMessage, serverMessageField } from './server-message.js';
+import { TransientError } from './retry.js';
+import { serverMessageField } from './server-message.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
 export interface RawPage {
@@ -16,20 +16,12 @@ export interface RawPage {
  */
 export const PAST_END_STATUSES: readonly number[] = [204, 404];
 
-/** Statuses by which the server pushes back (every retryable one): the listing reader sees them, to
- * slow its read-ahead, and then fails the attempt exactly as any other request would. */
-export const PUSHBACK_STATUSES: readonly number[] = Array.from({ length: 600 }, (_, status) => status).filter(
-  isRetryableStatus,
-);
-
 export interface ListingBodyContext {
   /** The request as shown in messages, already sanitised. */
   readonly shown: string;
   /** Whether the page follows a page with items, so that an answer with no list can be the end. */
   readonly mayEnd: boolean;
   readonly secrets: readonly string[];
-  /** Called on a PUSHBACK_STATUSES answer, before it fails the attempt. */
-  readonly pushedBack?: () => void;
 }
 
 const NO_ITEMS: RawPage = Object.freeze({ elements: [] });
@@ -54,11 +46,6 @@ export function parseJsonBody(response: HttpResponse, shown: string): unknown {
  * JSON that is not an array is the server breaking the protocol, and is not.
  */
 export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
-  if (isRetryableStatus(response.status)) {
-    context.pushedBack?.();
-    const detail = serverMessage(response.body, context.secrets);
-    throw failedResponse(context.shown, response.status, detail, response.headers['retry-after']);
-  }
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);

@@ -97,26 +97,6 @@ export interface ShortWindow {
   readonly giveUp: (tried: string) => ShopSyncError;
 }
 
-/** Statuses worth another attempt: rate limiting, request timeout and every server-side failure. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status === 408 || status >= 500;
-}
-
-/**
- * The error for a response that is not the one wanted: a TransientError (retried) for 429, 408 and
- * 5xx, honouring Retry-After; otherwise a fatal ApiError with the status and the server's message.
- */
-export function failedResponse(
-  shown: string,
-  status: number,
-  detail: string,
-  retryAfter?: string | string[],
-): ApiError {
-  if (isRetryableStatus(status))
-    return new TransientError(shown, detail, status, parseRetryAfter(retryAfter));
-  return new ApiError(`${shown} failed with HTTP ${status}: ${detail}`, false, status);
-}
-
 /** `Retry-After` as milliseconds from `now`: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   backoffDelay,
-  isRetryableStatus,
   parseRetryAfter,
   RetryBudget,
   type RetryOptions,
@@ -47,13 +46,6 @@ describe('backoffDelay', () => {
         },
       ),
     );
-  });
-});
-
-describe('isRetryableStatus', () => {
-  it('retries rate limiting and server errors only', () => {
-    expect([429, 408, 500, 502, 503, 504].every(isRetryableStatus)).toBe(true);
-    expect([400, 401, 403, 404, 409, 422].some(isRetryableStatus)).toBe(false);
   });
 });
 

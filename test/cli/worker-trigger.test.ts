@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
@@ -12,13 +11,14 @@ import { schedulerId } from '../../jobs/schedulers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
+import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
-const workers: ChildProcess[] = [];
+const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
   await requireRedis();
@@ -34,48 +34,19 @@ beforeEach(() => {
     SYNC_PER_PAGE: '20',
     LOG_LEVEL: 'info',
   };
-  sim.setFaults({ latencyMs: 0, rate5xx: 0 });
+  sim.setFaults({ latencyMs: 0, rate5xx: 0, rate429: 0, retryAfter: 0 });
 });
 afterEach(async () => {
-  for (const worker of workers.splice(0)) {
-    if (worker.exitCode === null && worker.signalCode === null) {
-      worker.kill('SIGKILL');
-      await once(worker, 'close');
-    }
-  }
+  await killAll(workers);
   await deletePrefix(env.SYNC_QUEUE_PREFIX as string);
   temp.cleanup();
 });
 
-interface RunningWorker {
-  readonly child: ChildProcess;
-  /** Every line the worker wrote to stderr so far. */
-  readonly lines: string[];
-  readonly exited: Promise<number | null>;
-}
-
-/** Starts `shop-sync worker` as a container would, resolving once it logged that it started. */
-async function startWorkerProcess(extra: Record<string, string> = {}): Promise<RunningWorker> {
-  const child = spawn(process.execPath, [path.resolve('bin/shop-sync.js'), 'worker'], {
-    env: { PATH: process.env.PATH ?? '', ...env, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push(child);
-  const lines: string[] = [];
-  const exited = once(child, 'close').then(([code]) => code as number | null);
-  const started = new Promise<void>((resolve, reject) => {
-    let buffered = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      const complete = buffered.split('\n');
-      buffered = complete.pop() ?? '';
-      lines.push(...complete);
-      if (complete.some((line) => line.includes('"worker started"'))) resolve();
-    });
-    exited.then((code) => reject(new Error(`worker exited with ${code}: ${lines.join('\n')}`)));
-  });
-  await started;
-  return { child, lines, exited };
+/** Starts `shop-sync worker` with the test's settings and `extra`, killed after the test. */
+async function startWorker(extra: Record<string, string> = {}): Promise<WorkerProcess> {
+  const worker = await startWorkerProcess({ ...env, ...extra });
+  workers.push(worker);
+  return worker;
 }
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -83,7 +54,7 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 /** Resolves once the worker has logged a line with message `msg`. */
-function logged(worker: RunningWorker, msg: string): Promise<void> {
+function logged(worker: WorkerProcess, msg: string): Promise<void> {
   return until(() => messages(worker.lines).includes(msg));
 }
 
@@ -131,7 +102,7 @@ async function waitForCheckpoint(page: number): Promise<void> {
 
 describe('shop-sync worker and trigger', () => {
   it('trigger --wait --json prints the sync JSON object; the worker logs JSON lines and stops on SIGTERM', async () => {
-    const worker = await startWorkerProcess();
+    const worker = await startWorker();
 
     const result = await runCli(['trigger', '--wait', '--json'], env);
 
@@ -141,6 +112,10 @@ describe('shop-sync worker and trigger', () => {
     expect(summary).toMatchObject({ shop: 'shop', run: 1, status: 'complete', items: 300, added: 300 });
     expect(result.stderr).toMatch(/^Queued a sync of shop shop \(job .+\)\. Waiting for it to finish\.\n$/);
     for (const line of worker.lines) expect(() => JSON.parse(line)).not.toThrow();
+    // JSON.parse keeps the last of two equal keys: only the text shows a key written twice.
+    const started = worker.lines.find((line) => line.includes('"msg":"sync started"')) ?? '';
+    expect(started.match(/"shop":/g)).toEqual(['"shop":']);
+    for (const line of worker.lines) expect(line.match(/"shop":/g)?.length ?? 0).toBeLessThanOrEqual(1);
 
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
@@ -153,7 +128,7 @@ describe('shop-sync worker and trigger', () => {
   it('on SIGTERM stops after a page and exits 0; a later worker resumes the run and logs in no more', async () => {
     sim.setFaults({ latencyMs: 40 });
     const grantsBefore = sim.stats().tokenRequests.password;
-    const first = await startWorkerProcess();
+    const first = await startWorker();
     const waiting = runCli(['trigger', '--wait', '--json'], env);
     await waitForCheckpoint(3);
 
@@ -163,7 +138,7 @@ describe('shop-sync worker and trigger', () => {
     // Back to waiting, not failed: the next worker takes it at once, without spending an attempt.
     expect(messages(first.lines)).not.toContain('job failed');
     sim.setFaults({ latencyMs: 0 });
-    await startWorkerProcess();
+    await startWorker();
     const result = await waiting;
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ run: 1, status: 'complete', items: 300 });
@@ -171,7 +146,7 @@ describe('shop-sync worker and trigger', () => {
   });
 
   it('queues one follow-up behind a running sync; with the marketplace hanging, SIGTERM stops within the grace, exit 0, no attempt spent', async () => {
-    const worker = await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    const worker = await startWorker({ SHUTDOWN_GRACE_SECONDS: '1' });
     sim.setFaults({ latencyMs: 20_000 });
     const running = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
     await logged(worker, 'job started');
@@ -204,7 +179,7 @@ describe('shop-sync worker and trigger', () => {
     const { port } = closed.address() as AddressInfo;
     closed.close();
     env.MARKETPLACE_BASE_URL = `http://127.0.0.1:${port}`;
-    const worker = await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    const worker = await startWorker({ SHUTDOWN_GRACE_SECONDS: '1' });
     await runCli(['trigger'], env);
     await logged(worker, 'job started');
 
@@ -218,7 +193,7 @@ describe('shop-sync worker and trigger', () => {
 
   it('trigger --wait reports a sync that started after it, not the one already running', async () => {
     sim.setFaults({ latencyMs: 30 });
-    await startWorkerProcess();
+    await startWorker();
     const running = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
     await waitForCheckpoint(2);
 
@@ -231,11 +206,13 @@ describe('shop-sync worker and trigger', () => {
   });
 
   it('promotes a sync waiting in retry backoff to run now', async () => {
-    sim.setFaults({ rate5xx: 1 });
-    const worker = await startWorkerProcess({ SYNC_RETRY_BUDGET_SECONDS: '0.2' });
+    // A wait asked for beyond the retry budget fails the attempt at once, whatever the machine's load;
+    // the retry then has the whole budget (a budget cut short to fail fast would bound each request too).
+    sim.setFaults({ rate429: 1, retryAfter: 3600 });
+    const worker = await startWorker();
     const first = JSON.parse((await runCli(['trigger', '--json'], env)).stdout);
     await logged(worker, 'job failed');
-    sim.setFaults({ rate5xx: 0 });
+    sim.setFaults({ rate429: 0, retryAfter: 0 });
 
     const result = await runCli(['trigger', '--wait', '--json', '--timeout', '20'], env);
 
@@ -254,7 +231,7 @@ describe('shop-sync worker and trigger', () => {
     expect(await syncJobs()).toEqual([]);
 
     sim.setFaults({ latencyMs: 20_000 });
-    await startWorkerProcess({ SHUTDOWN_GRACE_SECONDS: '0' });
+    await startWorker({ SHUTDOWN_GRACE_SECONDS: '0' });
     const waited = await runCli(['trigger', '--wait', '--timeout', '1'], env);
 
     expect(waited.code).toBe(1);
@@ -278,7 +255,7 @@ describe('shop-sync worker and trigger', () => {
     const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
     env = { ...rest, SHOP_SYNC_CONFIG: file };
     for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];
-    await startWorkerProcess();
+    await startWorker();
 
     const all = await runCli(['trigger', '--all', '--wait', '--json'], env);
     const two = await runCli(['trigger', '--shop', 'north', '--shop', 'west'], env);
@@ -321,7 +298,7 @@ describe('shop-sync worker and trigger', () => {
     // Small, slow pages: the sync is still reading when the kill comes, however loaded the machine.
     env.SYNC_PER_PAGE = '5';
     sim.setFaults({ latencyMs: 300 });
-    const first = await startWorkerProcess();
+    const first = await startWorker();
     // The lock runs out 30 s after the kill and the stalled check runs every 15 s: well within 90 s.
     const waiting = runCli(['trigger', '--wait', '--json', '--timeout', '90'], env);
     await waitForCheckpoint(1);
@@ -329,7 +306,7 @@ describe('shop-sync worker and trigger', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     sim.setFaults({ latencyMs: 0 });
-    const second = await startWorkerProcess();
+    const second = await startWorker();
     const result = await waiting;
 
     expect(result.code).toBe(0);
@@ -358,7 +335,7 @@ describe('shop-sync worker and trigger', () => {
     proxy.listen(0, '127.0.0.1');
     await once(proxy, 'listening');
     const { port } = proxy.address() as AddressInfo;
-    const worker = await startWorkerProcess({ REDIS_URL: `redis://127.0.0.1:${port}${upstream.pathname}` });
+    const worker = await startWorker({ REDIS_URL: `redis://127.0.0.1:${port}${upstream.pathname}` });
     const ticks = new Queue(TICK_QUEUE, {
       connection: { url: TEST_REDIS_URL },
       prefix: env.SYNC_QUEUE_PREFIX,
@@ -384,7 +361,7 @@ describe('shop-sync worker and trigger', () => {
 
   it('trigger --wait exits 1 with the reason when the sync fails for good', async () => {
     env.MARKETPLACE_PASSWORD = 'not-the-password';
-    await startWorkerProcess();
+    await startWorker();
 
     const result = await runCli(['trigger', '--wait'], env);
 

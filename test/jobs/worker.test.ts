@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Job, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { JobOutcome } from '../../jobs/job-events.js';
 import {
   enqueueSync,
   SCHEDULED_JOB,
@@ -14,7 +15,7 @@ import {
   TICK_JOB_OPTIONS,
 } from '../../jobs/queue.js';
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
-import { type JobOutcome, startWorker, type WorkerHandle } from '../../jobs/worker.js';
+import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
