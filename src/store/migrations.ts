@@ -253,6 +253,8 @@ const MIGRATIONS: readonly string[] = [
   // For readers of the store (README "inventory.sqlite"): prices are exact TEXT, on which `price > 100`
   // compares text, and `valid_to_run IS NULL` also shows what an unfinished run wrote. This view is the
   // latest complete run's items with each price also as a REAL, named as in snapshot.sqlite's `items`.
+  // A later step that rebuilds item_versions or runs (create, copy, drop, rename) must drop the view
+  // first and create it again after: SQLite refuses the rename while a view names the dropped table.
   `
   CREATE VIEW current_items AS
     SELECT v.id,
