@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { parseJsonObject, readBody } from './body.js';
 import { listen } from './server.js';
 import type { ChurnChange, FaultsUpdate, Mutation, MutationTruth, SimStats, Simulator } from './types.js';
 
@@ -17,8 +18,6 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 64 * 1024;
-
 /** A single simulator as shop 1. */
 export function singleShopAdmin(sim: Simulator): AdminTarget {
   return {
@@ -35,13 +34,17 @@ export function singleShopAdmin(sim: Simulator): AdminTarget {
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  let text = '';
-  for await (const chunk of req) {
-    text += String(chunk);
-    if (text.length > MAX_BODY_BYTES) throw new RangeError(`request body exceeds ${MAX_BODY_BYTES} bytes`);
-  }
-  return JSON.parse(text === '' ? '{}' : text);
+/** The request's body as a JSON object (none is `{}`). */
+async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = (await readBody(req)).toString('utf8');
+  return parseJsonObject(text === '' ? '{}' : text);
+}
+
+/** The 1-based shop a request names (`?shop=i`, default 1). */
+function shopParam(url: URL): number {
+  const shop = url.searchParams.get('shop') ?? '1';
+  if (!/^[1-9][0-9]*$/.test(shop)) throw new RangeError(`shop must be an integer >= 1, got "${shop}"`);
+  return Number(shop);
 }
 
 async function answer(
@@ -54,20 +57,17 @@ async function answer(
   if (route === 'GET /ready') return ready() ? [200, { ready: true }] : [503, { ready: false }];
   if (route === 'GET /stats') return [200, target.stats()];
   if (route === 'POST /faults') {
-    target.setFaults((await readJson(req)) as FaultsUpdate);
+    target.setFaults((await readJsonObject(req)) as FaultsUpdate);
     return [200, { ok: true }];
   }
   if (route === 'GET /churn') {
     const since = Number(url.searchParams.get('since') ?? '0');
     if (!Number.isInteger(since) || since < 0) throw new RangeError('since must be an integer >= 0');
-    const changes = target.churnLog(Number(url.searchParams.get('shop') ?? '1'), since);
+    const changes = target.churnLog(shopParam(url), since);
     return [200, { changes, last: changes.at(-1)?.seq ?? since }];
   }
   if (route === 'POST /mutate') {
-    const truth = target.mutate(
-      Number(url.searchParams.get('shop') ?? '1'),
-      (await readJson(req)) as Mutation,
-    );
+    const truth = target.mutate(shopParam(url), (await readJsonObject(req)) as Mutation);
     return [200, { added: truth.added.length, removed: truth.removed.length, updated: truth.updated.length }];
   }
   return [404, { error: 'not_found', message: `no admin route ${route}` }];

@@ -2,10 +2,11 @@ import type { IncomingMessage } from 'node:http';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
-/** A request body the token endpoint cannot read. */
+/** A request body the simulator cannot read. */
 export class BodyError extends Error {}
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+/** The request's body, refused past MAX_BODY_BYTES. */
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -16,18 +17,23 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function fromJson(text: string): Record<string, string> {
+/** `text` as a JSON object; anything else is refused with a sentence saying what it was. */
+export function parseJsonObject(text: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    throw new BodyError('request body is not valid JSON');
+  } catch (error) {
+    throw new BodyError(`request body is not valid JSON (${(error as Error).message})`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new BodyError('JSON request body must be an object');
+    throw new BodyError(`JSON request body must be an object, got ${JSON.stringify(parsed)}`);
   }
+  return parsed as Record<string, unknown>;
+}
+
+function fromJson(text: string): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parsed)) {
+  for (const [key, value] of Object.entries(parseJsonObject(text))) {
     if (typeof value === 'string' || typeof value === 'number') params[key] = String(value);
   }
   return params;

@@ -1,5 +1,6 @@
 import type { TrackedField } from '../domain/item.js';
 import type { Catalogue } from './catalogue.js';
+import { checkMutation } from './mutation-check.js';
 import type { Prng } from './prng.js';
 import { PRICE_REPRS, type PriceRepr, randomUnits, renderPrice, type SimRecord } from './record.js';
 import { canonicalPrice } from './render.js';
@@ -20,10 +21,7 @@ const COUNTED_KINDS = [
 ] as const;
 
 function count(m: Mutation, kind: (typeof COUNTED_KINDS)[number]): number {
-  const n = m[kind] ?? 0;
-  if (!Number.isInteger(n) || n < 0)
-    throw new RangeError(`mutation.${kind} must be a non-negative integer, got ${n}`);
-  return n;
+  return m[kind] ?? 0;
 }
 
 /** `n` distinct records, drawn without replacement. */
@@ -87,23 +85,27 @@ const EDITS: ReadonlyArray<readonly [kind: (typeof COUNTED_KINDS)[number], edit:
 ];
 
 /**
- * Applies `m` and returns what changed. Every edited or removed item is drawn from one draw without
- * replacement, so no item is touched twice in one mutation and each `updated` entry has one field.
+ * Applies `m` and returns what changed, or refuses it whole, before changing anything: a malformed
+ * mutation, or one naming ids it cannot act on. Every edited or removed item is drawn from one draw
+ * without replacement, so no item is touched twice in one mutation and each `updated` entry has one
+ * field; an item the mutation poisons or cures is never drawn.
  */
 export function applyMutation(catalogue: Catalogue, m: Mutation, rng: Prng): MutationTruth {
+  checkMutation(m);
+  const restore = m.restore ?? [];
+  const named = checkNamedIds(catalogue, m, restore);
+  const drawable = named.size === 0 ? catalogue.records : catalogue.records.filter((r) => !named.has(r.id));
   const wanted = COUNTED_KINDS.filter((kind) => kind !== 'add').reduce(
     (sum, kind) => sum + count(m, kind),
     0,
   );
-  if (wanted > catalogue.size) {
-    throw new RangeError(`mutation touches ${wanted} items but the catalogue lists ${catalogue.size}`);
+  if (wanted > drawable.length) {
+    const besides = named.size === 0 ? '' : ` besides the ${named.size} it poisons or cures`;
+    throw new RangeError(
+      `mutation touches ${wanted} items but the catalogue lists ${drawable.length}${besides}`,
+    );
   }
-  const restore = m.restore ?? [];
-  if (new Set(restore).size !== restore.length) throw new RangeError('mutation.restore lists an id twice');
-  for (const id of restore) {
-    if (!catalogue.wasRemoved(id)) throw new RangeError(`cannot restore ${id}: it was not removed`);
-  }
-  const picked = pickDistinct(catalogue.records, wanted, rng);
+  const picked = pickDistinct(drawable, wanted, rng);
   const truth: MutationTruth = { added: [], removed: [], updated: [] };
   let next = 0;
   for (const [kind, edit] of EDITS) {
@@ -125,31 +127,46 @@ export function applyMutation(catalogue: Catalogue, m: Mutation, rng: Prng): Mut
   }
   for (const poison of m.poison ?? []) poisonRecord(catalogue, poison);
   for (const id of m.cure ?? []) {
-    const record = listedRecord(catalogue, id, 'cure');
+    const record = catalogue.get(id) as SimRecord;
     delete record.poison;
     catalogue.changed(record);
   }
   return truth;
 }
 
-/** The most a poisoned value may be padded to: far past any response cap, well within a Buffer. */
-const MAX_PAD = 512 * 1024 * 1024;
+/**
+ * The ids `m` poisons or cures, each listed now or restored by `m`; every id it restores was removed.
+ * Checked before anything changes, so that a refused mutation leaves the shop as it was.
+ */
+function checkNamedIds(catalogue: Catalogue, m: Mutation, restore: readonly string[]): Set<string> {
+  if (new Set(restore).size !== restore.length) throw new RangeError('mutation.restore lists an id twice');
+  for (const id of restore) {
+    if (!catalogue.wasRemoved(id)) throw new RangeError(`cannot restore ${id}: it was not removed`);
+  }
+  const named = new Set<string>();
+  const acts: Array<[what: string, ids: readonly string[]]> = [
+    ['poison', (m.poison ?? []).map((poison) => poison.id)],
+    ['cure', m.cure ?? []],
+  ];
+  for (const [what, ids] of acts) {
+    for (const id of ids) {
+      if (catalogue.get(id) === undefined && !restore.includes(id))
+        throw new RangeError(`cannot ${what} ${id}: it is not listed`);
+      named.add(id);
+    }
+  }
+  return named;
+}
 
 /**
  * Makes a listed item send `poison.field` as the poison's bytes from now on. Its values do not change:
  * a correct client reports it invalid (the truth is unchanged, so no change is reported).
  */
 function poisonRecord(catalogue: Catalogue, poison: Poison): void {
-  const record = listedRecord(catalogue, poison.id, 'poison');
-  if (typeof poison.field !== 'string' || poison.field === '')
-    throw new RangeError('mutation.poison needs a field');
-  if ((poison.json === undefined) === (poison.hex === undefined))
-    throw new RangeError('mutation.poison needs exactly one of json and hex');
+  const record = catalogue.get(poison.id) as SimRecord;
   const bytes =
-    poison.json !== undefined ? Buffer.from(String(poison.json)) : Buffer.from(String(poison.hex), 'hex');
+    poison.json !== undefined ? Buffer.from(poison.json) : Buffer.from(poison.hex as string, 'hex');
   const pad = poison.padZeros ?? 0;
-  if (!Number.isInteger(pad) || pad < 0 || pad > MAX_PAD)
-    throw new RangeError(`mutation.poison.padZeros must be an integer from 0 to ${MAX_PAD}`);
   const members = new Map(record.poison);
   members.set(poison.field, pad === 0 ? bytes : padded(bytes, pad));
   record.poison = members;
@@ -161,10 +178,4 @@ function padded(bytes: Buffer, pad: number): Buffer {
   const at = bytes.findIndex((byte) => byte >= 0x30 && byte <= 0x39);
   const split = at === -1 ? bytes.length : at + 1;
   return Buffer.concat([bytes.subarray(0, split), Buffer.alloc(pad, 0x30), bytes.subarray(split)]);
-}
-
-function listedRecord(catalogue: Catalogue, id: string, what: string): SimRecord {
-  const record = catalogue.get(id);
-  if (!record) throw new RangeError(`cannot ${what} ${id}: it is not listed`);
-  return record;
 }

@@ -250,6 +250,23 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN error_code TEXT;
   ALTER TABLE runs ADD COLUMN checkpoint TEXT;
   `,
+  // For readers of the store (README "inventory.sqlite"): prices are exact TEXT, on which `price > 100`
+  // compares text, and `valid_to_run IS NULL` also shows what an unfinished run wrote. This view is the
+  // latest complete run's items with each price also as a REAL, named as in snapshot.sqlite's `items`.
+  // A later step that rebuilds item_versions or runs (create, copy, drop, rename) must drop the view
+  // first and create it again after: SQLite refuses the rename while a view names the dropped table.
+  `
+  CREATE VIEW current_items AS
+    SELECT v.id,
+           CAST(v.price AS REAL) AS price, v.price AS price_text,
+           CAST(v.original_price AS REAL) AS original_price, v.original_price AS original_price_text,
+           v.quantity, v.published, v.title, v.currency, v.created_at, v.url, v.web_url, v.photos,
+           v.photos_id, v.description, v.raw_description, v.fbcomments, v.shop_id, v.shop_name,
+           v.shop_url, v.shop_image, v.shop_items_url, v.raw, latest.run, v.valid_from_run
+      FROM (SELECT max(run) AS run FROM runs WHERE status = 'complete') latest
+      JOIN item_versions v
+        ON v.valid_from_run <= latest.run AND (v.valid_to_run IS NULL OR v.valid_to_run > latest.run);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -33,6 +33,13 @@ function storeOfVersion(version: number): string {
 const snapshot = (store: ReturnType<typeof openStore>, run: number) =>
   [...snapshotItems(store, run)].map((item) => [item.id, item.quantity, item.title]);
 
+/** The store's view for readers, as a reader queries it. */
+const currentItems = (store: ReturnType<typeof openStore>) =>
+  store.db
+    .prepare('SELECT run, id, quantity, title, price, price_text FROM current_items ORDER BY id')
+    .raw()
+    .all() as unknown[][];
+
 describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version) => {
   it('is upgraded in place with its runs, snapshots and diffs intact', () => {
     const store = openStore(storeOfVersion(version));
@@ -58,6 +65,11 @@ describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version
     expect(store.db.prepare('SELECT raw FROM item_versions WHERE id = ?').pluck().get('b')).toBe(
       '{"id":"b","extra_field":"kept"}',
     );
+    // Run 3 is unfinished and wrote versions (c's second, d): the view shows run 2's items, prices as REAL.
+    expect(currentItems(store)).toEqual([
+      [2, 'a', 2, 'Item a', 10.5, '10.50'],
+      [2, 'c', 1, 'Item c', 10.5, '10.50'],
+    ]);
     store.close();
   });
 
@@ -95,6 +107,11 @@ describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version
     ]);
     expect(snapshot(store, 2).map(([id]) => id)).toEqual(['a', 'c']);
     expect(getRun(store, 3)?.status).toBe('complete');
+    expect(currentItems(store).map(([run, id, , title]) => [run, id, title])).toEqual([
+      [3, 'a', 'Item a'],
+      [3, 'c', 'Item c v2'],
+      [3, 'd', 'Item d'],
+    ]);
     store.close();
   });
 });
