@@ -52,7 +52,10 @@ function readingOf({ kind, nullable, nonEmpty }: FieldDeclaration): Reading {
 export interface ApiField {
   readonly name: FieldName;
   readonly reading: Reading;
-  /** Whether a JSON number is read from its literal text (`ITEM_LAYOUT`), so that no double rounds it. */
+  /**
+   * Whether a JSON number is read from its literal text (`ITEM_LAYOUT`), so that no double rounds it:
+   * for the item's own members that hold numbers (the shop's id is read as JSON.parse gives it).
+   */
   readonly exact: boolean;
   /** The member that holds it: of the item, or of the item's `shop` when `inShop`. */
   readonly member: string;
@@ -71,7 +74,7 @@ function apiField(name: FieldName): ApiField {
   return Object.freeze({
     name,
     reading: readingOf(declared),
-    exact: EXACT_KINDS.has(declared.kind),
+    exact: !inShop && EXACT_KINDS.has(declared.kind),
     member: inShop ? declared.from.slice(SHOP_PREFIX.length) : name,
     inShop,
   });
