@@ -420,10 +420,8 @@ class ReadingWatch {
   }
 }
 
-/** The item's text fields (the id is never one: `identifier` refuses it). */
-const TEXT_FIELDS = ITEM_FIELDS.filter((field) => field.kind === 'text' || field.kind === 'list').map(
-  (field) => field.name,
-);
+/** The item's text fields, lists of text included. */
+const TEXT_FIELDS = ITEM_FIELDS.filter((field) => field.text).map((field) => field.name);
 
 /**
  * The text fields of `item` holding U+FFFD: what the body's decoding put for bytes that were not UTF-8,

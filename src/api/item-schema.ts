@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { type Decimal, readDecimal, shownLiteral } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
+import {
+  API_FIELDS,
+  type ApiField,
+  ITEM_MEMBERS,
+  type Reading,
+  type Readings,
+  SHOP_FIELDS,
+  SHOP_MEMBER,
+} from './api-fields.js';
 import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 import { type ObjectLayout, type ObjectSource, objectSource } from './json-source.js';
 import { wellFormedItem } from './well-formed-item.js';
@@ -15,7 +24,7 @@ import { wellFormedItem } from './well-formed-item.js';
  * A price: an exact decimal within DECIMAL_LIMITS that is not negative (a negative price is a broken
  * record, not a sale).
  */
-const decimal = z.union([z.string(), z.number()]).transform((value, ctx): Decimal => {
+const price = z.union([z.string(), z.number()]).transform((value, ctx): Decimal => {
   const reading = readDecimal(value);
   if (!reading.ok) {
     ctx.addIssue({ code: 'custom', message: reading.reason });
@@ -53,52 +62,56 @@ const count = z.union([z.string(), z.number()]).transform((value, ctx): number =
   return quantity;
 });
 
-const published = z.unknown().optional().transform(isPublished);
-const shopImage = z.unknown().optional().transform(logoUrl);
+const flag = z.unknown().optional().transform(isPublished);
+const logo = z.unknown().optional().transform(logoUrl);
+const optionalPrice = z.preprocess(blankAsNull, price.nullish()).transform((value) => value ?? null);
+// A photo id past 2^53 has been rounded by JSON.parse already: refused, as any value that is not exact.
+const exactInteger = z.number().refine(Number.isSafeInteger, 'not an exact integer within ±(2^53 - 1)');
 
-const shopSummary = z.object({
-  id: identifier,
-  url: nonEmptyText,
-  name: text,
-  image: shopImage,
-  items_url: nonEmptyText,
-});
+/** Each reading (`Reading`) as a schema. */
+const READERS: { readonly [R in Reading]: z.ZodType<Readings[R]> } = {
+  identifier,
+  text,
+  nonEmptyText,
+  optionalText,
+  logo,
+  price,
+  optionalPrice,
+  count,
+  flag,
+  texts: z
+    .array(text)
+    .nullish()
+    .transform((value) => value ?? []),
+  integers: exactInteger
+    .array()
+    .nullish()
+    .transform((value) => value ?? []),
+};
 
-const apiItem = z.object({
-  id: identifier,
-  title: text,
-  currency: optionalText,
-  description: optionalText,
-  raw_description: optionalText,
-  published,
-  url: nonEmptyText,
-  created_at: nonEmptyText,
-  price: decimal,
-  original_price: z.preprocess(blankAsNull, decimal.nullish()),
-  // A photo id past 2^53 has been rounded by JSON.parse already: refused, as any value that is not exact.
-  photos_id: z
-    .array(z.number().refine(Number.isSafeInteger, 'not an exact integer within ±(2^53 - 1)'))
-    .nullish(),
-  photos: z.array(text).nullish(),
-  fbcomments: optionalText,
-  shop: shopSummary,
-  quantity: count,
-  web_url: optionalText,
-});
+const readers = (fields: readonly ApiField[]) =>
+  Object.fromEntries(fields.map((field) => [field.member, READERS[field.reading]]));
+
+const shopSummary = z.object(readers(SHOP_FIELDS));
+
+/** The spec's Item, its members read in the declaration's order (which orders the reasons given). */
+const apiItem = z.object({ ...readers(ITEM_MEMBERS), [SHOP_MEMBER]: shopSummary });
 
 export type NormalisedItem = { ok: true; item: Item } | { ok: false; invalid: InvalidItem };
-
-/** Fields read from their literal text when sent as JSON numbers, so that no double rounds them. */
-const EXACT_NUMBER_FIELDS = ['id', 'price', 'original_price', 'quantity'] as const;
 
 /** Which members of a listing element the schemas read, from their shapes: the others are `Item.raw`. */
 export const ITEM_LAYOUT: ObjectLayout = {
   known: new Set(Object.keys(apiItem.shape)),
-  exact: new Set(EXACT_NUMBER_FIELDS),
+  exact: new Set(ITEM_MEMBERS.filter((field) => field.exact).map((field) => field.member)),
   nested: new Map([
-    ['shop', { known: new Set(Object.keys(shopSummary.shape)), exact: new Set(), nested: new Map() }],
+    [SHOP_MEMBER, { known: new Set(Object.keys(shopSummary.shape)), exact: new Set(), nested: new Map() }],
   ]),
 };
+
+/** Identities sent as numbers are kept as their literal only when it is an integer. */
+const ID_MEMBERS: ReadonlySet<string> = new Set(
+  ITEM_MEMBERS.filter((field) => field.reading === 'identifier').map((field) => field.member),
+);
 
 /** A listing element as parsed: JSON.parse's value with exact numbers (`exactElement`), and `Item.raw`. */
 export interface ParsedElement {
@@ -116,7 +129,7 @@ export interface ParsedElement {
 export function exactElement(json: unknown, { numbers, unknown: raw }: ObjectSource): ParsedElement {
   // Numbers are only found in an object's text, so `json` is that object whenever there are any.
   for (const [field, literal] of numbers ?? []) {
-    if (field !== 'id' || INTEGER.test(literal)) (json as Record<string, unknown>)[field] = literal;
+    if (!ID_MEMBERS.has(field) || INTEGER.test(literal)) (json as Record<string, unknown>)[field] = literal;
   }
   return { json, raw };
 }
@@ -142,33 +155,18 @@ export function normaliseBySchema({ json, raw }: ParsedElement, page: number): N
   const parsed = apiItem.safeParse(json);
   if (!parsed.success)
     return { ok: false, invalid: { id: readableId(json), page, reason: oneLine(parsed.error) } };
-  const a = parsed.data;
-  return {
-    ok: true,
-    item: {
-      id: a.id,
-      title: a.title,
-      price: a.price,
-      original_price: a.original_price ?? null,
-      currency: a.currency,
-      quantity: a.quantity,
-      published: a.published,
-      created_at: a.created_at,
-      url: a.url,
-      web_url: a.web_url,
-      photos: a.photos ?? [],
-      photos_id: a.photos_id ?? [],
-      description: a.description,
-      raw_description: a.raw_description,
-      fbcomments: a.fbcomments,
-      shop_id: a.shop.id,
-      shop_name: a.shop.name,
-      shop_url: a.shop.url,
-      shop_image: a.shop.image,
-      shop_items_url: a.shop.items_url,
-      raw,
-    },
-  };
+  return { ok: true, item: itemOf(parsed.data as ApiItem, raw) };
+}
+
+type ApiItem = Record<string, unknown>;
+
+/** The Item of the schema's output, whose members hold each field's value. */
+function itemOf(read: ApiItem, raw: string): Item {
+  const shop = read[SHOP_MEMBER] as ApiItem;
+  const item: Record<string, unknown> = {};
+  for (const field of API_FIELDS) item[field.name] = (field.inShop ? shop : read)[field.member];
+  item.raw = raw;
+  return item as Item;
 }
 
 /**

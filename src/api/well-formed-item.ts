@@ -1,5 +1,6 @@
 import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import type { Item } from '../domain/item.js';
+import { API_FIELDS, type Reading, type Readings, SHOP_MEMBER } from './api-fields.js';
 import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 
 /**
@@ -7,48 +8,45 @@ import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed 
  * (`apiItem` in item-schema.ts) gives for it, or undefined for anything else, which the schema then
  * reads and, if it must, rejects with its reasons. It accepts nothing the schema refuses, and gives what
  * the schema gives for what it accepts (test/api/well-formed-item.test.ts compares the two on generated
- * and mutated elements). zod costs several times as much per item, a third of reading a page.
+ * and mutated elements, fast-check). It saves 12 % of a first sync's CPU and 15 % of an unchanged one's
+ * (CPU against the in-run baseline: 5.44x against 6.17x, 3.56x against 4.19x with the schema alone;
+ * `node dist/bench/run.js --items 100000 --latencies 0`, 3 runs each).
  */
 export function wellFormedItem(json: unknown, raw: string): Item | undefined {
-  if (!isRecord(json) || !isRecord(json.shop)) return undefined;
-  const { shop } = json;
-  const item: Maybe<Item> = {
-    id: identifier(json.id),
-    title: text(json.title),
-    price: price(json.price),
-    original_price:
-      json.original_price == null || isBlank(json.original_price) ? null : price(json.original_price),
-    currency: optionalText(json.currency),
-    quantity: count(json.quantity),
-    published: isPublished(json.published),
-    created_at: nonEmpty(json.created_at),
-    url: nonEmpty(json.url),
-    web_url: optionalText(json.web_url),
-    // A photo URL with a lone surrogate is rare: the schema repairs it, this path leaves it to the schema.
-    photos: list(json.photos, isKeptString),
-    photos_id: list(json.photos_id, isSafeInteger),
-    description: optionalText(json.description),
-    raw_description: optionalText(json.raw_description),
-    fbcomments: optionalText(json.fbcomments),
-    shop_id: identifier(shop.id),
-    shop_name: text(shop.name),
-    shop_url: nonEmpty(shop.url),
-    shop_image: logoUrl(shop.image),
-    shop_items_url: nonEmpty(shop.items_url),
-    raw,
-  };
-  return isComplete(item) ? item : undefined;
+  if (!isRecord(json)) return undefined;
+  const shop = json[SHOP_MEMBER];
+  if (!isRecord(shop)) return undefined;
+  const item: Record<string, unknown> = {};
+  for (const { name, member, inShop, read } of FAST_FIELDS) {
+    const value = read((inShop ? shop : json)[member]);
+    if (value === UNUSUAL) return undefined;
+    item[name] = value;
+  }
+  item.raw = raw;
+  return item as Item;
 }
 
 /** What a value that is not of the usual shape reads as: the element is left to the schema. */
 const UNUSUAL: unique symbol = Symbol('unusual');
 type Unusual = typeof UNUSUAL;
-type Maybe<T> = { [K in keyof T]: T[K] | Unusual };
 
-function isComplete<T extends object>(values: Maybe<T>): values is T {
-  for (const key in values) if (values[key] === UNUSUAL) return false;
-  return true;
-}
+/** Each reading (`Reading`) as the schema's reader of it reads a value of the usual shape. */
+const READERS: { readonly [R in Reading]: (value: unknown) => Readings[R] | Unusual } = {
+  identifier,
+  text,
+  nonEmptyText,
+  optionalText,
+  logo: logoUrl,
+  price,
+  optionalPrice,
+  count,
+  flag: isPublished,
+  // A photo URL with a lone surrogate is rare: the schema repairs it, this path leaves it to the schema.
+  texts: (value) => list(value, isKeptString),
+  integers: (value) => list(value, isSafeInteger),
+};
+
+const FAST_FIELDS = API_FIELDS.map((field) => ({ ...field, read: READERS[field.reading] }));
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -71,7 +69,7 @@ function text(value: unknown): string | Unusual {
 }
 
 /** `z.string().min(1)`, well-formed */
-function nonEmpty(value: unknown): string | Unusual {
+function nonEmptyText(value: unknown): string | Unusual {
   return isString(value) && value !== '' ? wellFormed(value) : UNUSUAL;
 }
 
@@ -81,11 +79,16 @@ function optionalText(value: unknown): string | null | Unusual {
   return isString(value) ? wellFormed(value) : UNUSUAL;
 }
 
-/** The schema's `decimal`, for a price it accepts (parseDecimal refuses what z.number() does not take). */
+/** The schema's `price`, for a price it accepts (parseDecimal refuses what z.number() does not take). */
 function price(value: unknown): Decimal | Unusual {
   if (!isString(value) && typeof value !== 'number') return UNUSUAL;
   const parsed = parseDecimal(value);
   return parsed === undefined || parsed.startsWith('-') ? UNUSUAL : parsed;
+}
+
+/** The schema's `optionalPrice`: a price, or null when absent or blank. */
+function optionalPrice(value: unknown): Decimal | null | Unusual {
+  return value == null || isBlank(value) ? null : price(value);
 }
 
 /** The schema's `count` (`exactQuantity`). */

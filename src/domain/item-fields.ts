@@ -1,13 +1,16 @@
-import type { Item } from './item.js';
+import {
+  declaration,
+  FIELD_NAMES,
+  type FieldDeclaration,
+  type FieldKind,
+  type FieldName,
+  type Item,
+} from './item.js';
 
 /**
- * The item's fields, once: every list of them (the store's columns, the diff's tracked fields,
- * `inventory.csv`'s columns, `snapshot.sqlite`'s `items` table) derives from this table. Entries are
- * in the order diffs report changed fields; the CSV's order (the contract's) is `csv.position`.
+ * How each file keeps the item's fields (the store's columns, `inventory.csv`'s columns,
+ * `snapshot.sqlite`'s `items` and `shops` tables), derived from the item's declaration (`item.ts`).
  */
-
-/** What a field holds, which fixes how each file writes it. */
-export type FieldKind = 'text' | 'decimal' | 'integer' | 'boolean' | 'list';
 
 /** A value as SQLite binds it. */
 export type SqlValue = string | number | null;
@@ -20,18 +23,20 @@ export interface SnapshotColumn {
 }
 
 export interface ItemField {
-  readonly name: Exclude<keyof Item, 'raw'>;
+  readonly name: FieldName;
   readonly kind: FieldKind;
   /** How the store keeps it (decimals as exact TEXT, booleans as 0/1, lists as JSON text). */
   readonly sqlType: 'TEXT' | 'INTEGER';
   readonly nullable: boolean;
+  /** Whether a person reads it as text (lists included): such CSV cells get the spreadsheet formula guard. */
+  readonly text: boolean;
   /** Its `inventory.csv` column, when it has one; `text` cells get the spreadsheet formula guard. */
   readonly csv?: { readonly column: string; readonly text: boolean; readonly position: number };
   /** Its `snapshot.sqlite` columns: a decimal is a REAL for queries beside its exact `_text`. */
   readonly snapshot: readonly SnapshotColumn[];
   /**
    * Where `snapshot.sqlite` keeps it: the shop's details, the same on every item of a shop, once per
-   * shop in `shops` (keyed by `shop_id`) rather than on every row of `items`.
+   * shop in `shops` (keyed by `SHOP_KEY`) rather than on every row of `items`.
    */
   readonly table: 'items' | 'shops';
   /** Whether a change of it makes a new version (every field but the identity). */
@@ -45,14 +50,21 @@ export function storedValue(value: Item[keyof Item]): SqlValue {
   return value as SqlValue;
 }
 
+/** How a stored value is read back, for the kinds `storedValue` changes: its inverse. */
+export const STORED_READERS: { readonly [Kind in FieldKind]?: (stored: unknown) => unknown } = {
+  boolean: (stored) => stored === 1,
+  texts: (stored) => JSON.parse(stored as string),
+  integers: (stored) => JSON.parse(stored as string),
+};
+
 const asNumber = (value: Item[keyof Item]): SqlValue => (value === null ? null : Number(value));
 
-function field(
-  name: ItemField['name'],
-  kind: FieldKind,
-  options: { nullable?: boolean; csv?: number; tracked?: boolean; perShop?: boolean } = {},
-): ItemField {
-  const nullable = options.nullable ?? false;
+const TEXT_KINDS: ReadonlySet<FieldKind> = new Set(['id', 'text', 'image', 'texts', 'integers']);
+
+function field(name: FieldName, declared: FieldDeclaration): ItemField {
+  const { kind } = declared;
+  const nullable = declared.nullable === true;
+  const text = TEXT_KINDS.has(kind);
   const sqlType = kind === 'integer' || kind === 'boolean' ? 'INTEGER' : 'TEXT';
   const stored: SnapshotColumn = { column: name, sqlType, notNull: !nullable, value: storedValue };
   const snapshot: SnapshotColumn[] =
@@ -67,39 +79,31 @@ function field(
     kind,
     sqlType,
     nullable,
-    ...(options.csv === undefined
-      ? {}
-      : { csv: { column: name, text: kind === 'text' || kind === 'list', position: options.csv } }),
+    text,
+    ...(declared.csv === undefined ? {} : { csv: { column: name, text, position: declared.csv } }),
     snapshot: Object.freeze(snapshot),
-    table: options.perShop ? 'shops' : 'items',
-    tracked: options.tracked ?? true,
+    table: declared.perShop ? 'shops' : 'items',
+    tracked: declared.identifies !== 'item',
   });
 }
 
-export const ITEM_FIELDS: readonly ItemField[] = Object.freeze([
-  field('id', 'text', { csv: 0, tracked: false }),
-  field('price', 'decimal', { csv: 2 }),
-  field('original_price', 'decimal', { nullable: true, csv: 3 }),
-  field('quantity', 'integer', { csv: 5 }),
-  field('published', 'boolean', { csv: 6 }),
-  field('title', 'text', { csv: 1 }),
-  field('currency', 'text', { nullable: true, csv: 4 }),
-  field('created_at', 'text', { csv: 7 }),
-  field('url', 'text', { csv: 8 }),
-  field('web_url', 'text', { nullable: true, csv: 9 }),
-  field('photos', 'list', { csv: 10 }),
-  field('photos_id', 'list'),
-  field('description', 'text', { nullable: true, csv: 11 }),
-  field('raw_description', 'text', { nullable: true }),
-  field('fbcomments', 'text', { nullable: true }),
-  field('shop_id', 'text', { csv: 12 }),
-  field('shop_name', 'text', { perShop: true }),
-  field('shop_url', 'text', { perShop: true }),
-  field('shop_image', 'text', { nullable: true, perShop: true }),
-  field('shop_items_url', 'text', { perShop: true }),
-]);
+/** Every field's representations, in the declaration's order. */
+export const ITEM_FIELDS: readonly ItemField[] = Object.freeze(
+  FIELD_NAMES.map((name) => field(name, declaration(name))),
+);
+
+/** The field identifying `whose`: the item's id, or its shop's. */
+function identifying(whose: 'item' | 'shop'): ItemField {
+  return ITEM_FIELDS.find((f) => declaration(f.name).identifies === whose) as ItemField;
+}
+
+/** The item's identity. */
+export const ITEM_KEY: ItemField = identifying('item');
+
+/** The shop's identity, which keys `snapshot.sqlite`'s `shops` table. */
+export const SHOP_KEY: ItemField = identifying('shop');
 
 /** Looks a field up by name (every name is in the table). */
-export function itemField(name: ItemField['name']): ItemField {
+export function itemField(name: FieldName): ItemField {
   return ITEM_FIELDS.find((f) => f.name === name) as ItemField;
 }

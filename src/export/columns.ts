@@ -1,5 +1,6 @@
 import type { Change } from '../domain/change.js';
-import { ITEM_FIELDS, type ItemField, itemField, type SqlValue } from '../domain/item-fields.js';
+import { SIDE_FIELDS, type SideField } from '../domain/item.js';
+import { ITEM_FIELDS, type ItemField, itemField, SHOP_KEY, type SqlValue } from '../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
 export type CellValue = string | number | boolean | null;
@@ -32,9 +33,6 @@ export const INVENTORY_FIELDS: readonly InventoryField[] = Object.freeze(
   ),
 );
 
-/** The item fields whose values `changes.csv` shows before and after, in the contract's order. */
-const SIDE_FIELDS = ['price', 'quantity', 'published'] as const;
-
 interface ChangeColumn {
   readonly csv: CsvColumn<Change>;
   readonly snapshot: readonly TableColumn<Change>[];
@@ -50,7 +48,7 @@ const describing = (name: string, value: (change: Change) => string): ChangeColu
  * even when only other fields changed); empty otherwise. In `snapshot.sqlite` they take the item
  * field's columns (`price_before` REAL beside `price_before_text`).
  */
-function side(name: (typeof SIDE_FIELDS)[number], which: 'before' | 'after'): ChangeColumn {
+function side(name: SideField, which: 'before' | 'after'): ChangeColumn {
   const field = itemField(name);
   const item = (change: Change) => change[which];
   const column = `${name}_${which}`;
@@ -107,8 +105,8 @@ const tableColumns = (fields: readonly ItemField[]): readonly ItemTableColumn[] 
 /** `snapshot.sqlite`'s `items` table: the item fields that are not the shop's (no raw JSON: consumers get values). */
 export const ITEM_TABLE_COLUMNS = tableColumns(ITEM_FIELDS.filter((field) => field.table === 'items'));
 
-/** `snapshot.sqlite`'s `shops` table: `shop_id` and the shop's details, once per shop. */
+/** `snapshot.sqlite`'s `shops` table: the shop's id (`SHOP_KEY`) and details, once per shop. */
 export const SHOP_TABLE_COLUMNS = tableColumns([
-  itemField('shop_id'),
+  SHOP_KEY,
   ...ITEM_FIELDS.filter((field) => field.table === 'shops'),
 ]);

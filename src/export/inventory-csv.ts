@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { type ItemField, itemField } from '../domain/item-fields.js';
+import { ITEM_KEY, type ItemField } from '../domain/item-fields.js';
 import { VALID_AT } from '../store/snapshot.js';
 import { INVENTORY_FIELDS, type InventoryField } from './columns.js';
 import { CELL_END, csvHeader, csvRecords, RECORD_END, writeChunks } from './csv.js';
@@ -64,7 +64,7 @@ const TEXT_CELLS = INVENTORY_FIELDS.map((field) => field.csv.text);
 
 /** The cells of the next SLICE items after id `@after`, as `csvRecords` reads them, and the last id. */
 function sliceSql(source: ItemSource, bounded: boolean): string {
-  const id = source.column(itemField('id'));
+  const id = source.column(ITEM_KEY);
   const cells = INVENTORY_FIELDS.map((field) => `ifnull(${cellSql(field, source.column(field))}, '')`);
   const record = `${cells.join(` || x'${hex(CELL_END)}' || `)} || x'${hex(RECORD_END)}'`;
   return `SELECT CAST(group_concat(record, '' ORDER BY id) AS BLOB), max(id) FROM (
@@ -82,10 +82,13 @@ const hex = (byte: number) => byte.toString(16).padStart(2, '0');
  */
 function cellSql(field: InventoryField, stored: string): string {
   switch (field.kind) {
+    case 'id':
     case 'text':
+    case 'image':
     case 'decimal':
       return stored;
-    case 'list':
+    case 'texts':
+    case 'integers':
       return joinedSql(stored);
     case 'integer':
       return integerTextSql(stored);

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { SnapshotColumn } from '../domain/item-fields.js';
+import { SHOP_KEY, type SnapshotColumn } from '../domain/item-fields.js';
 import {
   CHANGE_TABLE_COLUMNS,
   ITEM_TABLE_COLUMNS,
@@ -55,7 +55,7 @@ const SCHEMA = `
   );
   CREATE TABLE shops (
     ${columnsSql(SHOP_TABLE_COLUMNS)},
-    PRIMARY KEY (shop_id)
+    PRIMARY KEY (${SHOP_KEY.name})
   ) WITHOUT ROWID;
   CREATE TABLE changes (
     ${columnsSql(CHANGE_TABLE_COLUMNS)},
@@ -250,9 +250,9 @@ async function fillShops(db: Database.Database, run: number): Promise<void> {
     (bounded) =>
       `INSERT INTO shops (${names(SHOP_TABLE_COLUMNS)}) SELECT ${values(SHOP_TABLE_COLUMNS)}
          FROM ${STORE.from}
-        WHERE v.id IN (SELECT min(id) FROM items WHERE ${inRange('id', bounded)} GROUP BY shop_id)
+        WHERE v.id IN (SELECT min(id) FROM items WHERE ${inRange('id', bounded)} GROUP BY ${SHOP_KEY.name})
           AND ${STORE.where}
-       ON CONFLICT (shop_id) DO NOTHING`,
+       ON CONFLICT (${SHOP_KEY.name}) DO NOTHING`,
   );
   const ids = (bounded: boolean) => `SELECT id AS key FROM items${bounded ? ' WHERE id > @after' : ''}`;
   await inKeyRanges(db, ids, (after, last) => add(after).run({ after, last, run }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TRACKED_FIELDS } from '../../src/domain/item.js';
-import { ITEM_FIELDS, itemField, storedValue } from '../../src/domain/item-fields.js';
+import { JSON_SIDE_FIELDS, SIDE_FIELDS, TRACKED_FIELDS } from '../../src/domain/item.js';
+import { ITEM_FIELDS, ITEM_KEY, itemField, SHOP_KEY, storedValue } from '../../src/domain/item-fields.js';
 import { ITEM_COLUMNS } from '../../src/store/item-row.js';
 import { makeItem } from '../store/fixtures.js';
 
@@ -19,6 +19,12 @@ describe('the item fields table', () => {
     expect(TRACKED_FIELDS).toEqual(ITEM_FIELDS.filter((f) => f.name !== 'id').map((f) => f.name));
     expect(ITEM_COLUMNS).toEqual(['id', 'hash', ...TRACKED_FIELDS, 'raw']);
     expect(TRACKED_FIELDS.slice(0, 4)).toEqual(['price', 'original_price', 'quantity', 'published']);
+  });
+
+  it('gives the contract’s change sides and the keys of items and shops', () => {
+    expect(SIDE_FIELDS).toEqual(['price', 'quantity', 'published']);
+    expect(JSON_SIDE_FIELDS).toEqual(['price', 'original_price', 'quantity', 'published']);
+    expect([ITEM_KEY.name, SHOP_KEY.name]).toEqual(['id', 'shop_id']);
   });
 
   it('says how each kind is kept', () => {

@@ -2,7 +2,13 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { diffRuns } from '../../diff.js';
 import type { Change } from '../../domain/change.js';
-import type { Item, TrackedField } from '../../domain/item.js';
+import {
+  type Item,
+  JSON_SIDE_FIELDS,
+  SIDE_FIELDS,
+  type SideField,
+  type TrackedField,
+} from '../../domain/item.js';
 import { StoreError } from '../../errors.js';
 import { writeFileAtomic } from '../../export/atomic.js';
 import { writeChangesCsv } from '../../export/changes-csv.js';
@@ -110,12 +116,10 @@ function* jsonLines(diff: DiffOutput): Generator<string> {
   yield ']}';
 }
 
-const ALWAYS_SHOWN: readonly TrackedField[] = ['price', 'original_price', 'quantity', 'published'];
-
 function changeJson(change: Change) {
   const side = (item: Item | null) => {
     if (!item) return null;
-    const shown = new Set<TrackedField>([...ALWAYS_SHOWN, ...change.fields]);
+    const shown = new Set<TrackedField>([...JSON_SIDE_FIELDS, ...change.fields]);
     return Object.fromEntries([...shown].map((field) => [field, item[field]]));
   };
   return {
@@ -129,7 +133,7 @@ function changeJson(change: Change) {
 }
 
 function* tableLines(diff: DiffOutput): Generator<string> {
-  const header = ['CHANGE', 'ID', 'TITLE', 'FIELDS', 'PRICE', 'QUANTITY', 'PUBLISHED'];
+  const header = ['CHANGE', 'ID', 'TITLE', 'FIELDS', ...SIDE_FIELDS.map((field) => field.toUpperCase())];
   const rows: string[][] = [];
   for (const change of diff.changes) {
     rows.push([
@@ -137,7 +141,7 @@ function* tableLines(diff: DiffOutput): Generator<string> {
       change.id,
       titleCell(change),
       change.fields.join(', '),
-      ...(['price', 'quantity', 'published'] as const).map((field) => beforeAfter(change, field)),
+      ...SIDE_FIELDS.map((field) => beforeAfter(change, field)),
     ]);
   }
   yield `Shop ${diff.shop}: run ${diff.from} -> run ${diff.to}, ${rows.length} changes.`;
@@ -152,7 +156,7 @@ function titleCell(change: Change): string {
   return `${shorten(change.before.title, TITLE_WIDTH)} -> ${shorten(change.after.title, TITLE_WIDTH)}`;
 }
 
-function beforeAfter(change: Change, field: 'price' | 'quantity' | 'published'): string {
+function beforeAfter(change: Change, field: SideField): string {
   const before = change.before && String(change.before[field]);
   const after = change.after && String(change.after[field]);
   if (before === null) return `+ ${after}`;
