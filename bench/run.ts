@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type FleetResult, runFleet } from './fleet.js';
+import { type FleetResult, runFleet } from './fleet-bench.js';
 import { runSingle, type SingleResult } from './single.js';
 
 /**

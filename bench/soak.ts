@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import type { ChurnFault, FaultKind, Faults, Mutation } from '../src/simulator/index.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { Prng } from '../src/simulator/prng.js';
-import type { SyncPoint } from '../src/sync.js';
+import type { SyncPoint } from '../src/sync/index.js';
 import { CRASH_POINTS, type CrashCase, runCrashCase } from './faults/harness.js';
 
 const { values } = parseArgs({

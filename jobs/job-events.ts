@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError, type Worker } from 'bullmq';
 import type { Logger } from '../src/log.js';
-import type { SyncSummary } from '../src/sync.js';
+import type { SyncSummary } from '../src/sync/index.js';
 import { errorCode, logErrors } from './log-errors.js';
 
 /** What became of a job, for whoever watches the worker (logs, the ops port's metrics). */

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { isShopName, SHOP_NAME_RULE } from '../src/config.js';
 import type { Logger } from '../src/log.js';
-import type { SyncSummary } from '../src/sync.js';
+import type { SyncSummary } from '../src/sync/index.js';
 import { logErrors } from './log-errors.js';
 
 /**

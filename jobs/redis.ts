@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { QueueUnavailableError } from './errors.js';
+import { QueueUnavailableError } from './queue-errors.js';
 
 /** How long a command waits for Redis to answer at start-up before it gives up with a clear sentence. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;

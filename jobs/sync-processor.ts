@@ -3,10 +3,10 @@ import type { Redis } from 'ioredis';
 import { type AppConfig, requireConnection } from '../src/config.js';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync.js';
+import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync/index.js';
 import { ShopJobData, SYNC_JOB } from './queue.js';
+import { RedisTokenStore } from './redis-token-store.js';
 import type { Slots } from './slots.js';
-import { RedisTokenStore } from './token-store.js';
 
 export interface SyncProcessorDeps {
   readonly config: AppConfig;

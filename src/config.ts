@@ -3,9 +3,9 @@ import path from 'node:path';
 import { CronExpressionParser } from 'cron-parser';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ENV_SETTING_NAMES, type SettingNames } from './api/auth.js';
-import { validateBaseUrl } from './api/http.js';
-import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from './api/listing-query.js';
+import { ENV_SETTING_NAMES, type SettingNames } from './api/auth/token-manager.js';
+import { validateBaseUrl } from './api/http/http-client.js';
+import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from './api/listing/query.js';
 import { ConfigError } from './errors.js';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { diffRuns } from '../src/diff.js';
 import type { Decimal } from '../src/domain/decimal.js';
 import { UsageError } from '../src/errors.js';
-import { beginRun } from '../src/store/runs.js';
+import { diffRuns } from '../src/store/diff-runs.js';
+import { beginRun } from '../src/store/run-records.js';
 import { commitItems, freshStorePerTest, makeItem } from './store/fixtures.js';
 
 const sandbox = freshStorePerTest();

@@ -1,15 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_IN_FLIGHT } from '../src/api/items.js';
+import { DEFAULT_MAX_IN_FLIGHT } from '../src/api/listing/page-by-page.js';
 import { type AppConfig, findShop, loadConfig } from '../src/config.js';
-import { diffRuns } from '../src/diff.js';
 import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
+import { diffRuns } from '../src/store/diff-runs.js';
 import { openStore } from '../src/store/open.js';
 import { shopPaths } from '../src/store/paths.js';
 import { snapshotItems } from '../src/store/snapshot.js';
-import { runSync } from '../src/sync.js';
+import { runSync } from '../src/sync/index.js';
 import { simEnv, tempDir } from './store/fixtures.js';
 
 const FOREIGN = 'https://items.elsewhere.test/v1/items/';

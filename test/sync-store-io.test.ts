@@ -7,8 +7,8 @@ import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
 import { openStore } from '../src/store/open.js';
 import { shopPaths } from '../src/store/paths.js';
-import { latestCompleteRun, listRuns } from '../src/store/runs.js';
-import { runSync, type SyncPoint } from '../src/sync.js';
+import { latestCompleteRun, listRuns } from '../src/store/run-records.js';
+import { runSync, type SyncPoint } from '../src/sync/index.js';
 import { simConfig, tempDir } from './store/fixtures.js';
 
 /**

@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../src/config.js';
 import { findShop } from '../src/config.js';
-import { diffRuns } from '../src/diff.js';
 import { ApiError, ConfigError, CredentialsError, InterruptedError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
+import { diffRuns } from '../src/store/diff-runs.js';
 import { openStore, type Store } from '../src/store/open.js';
 import { shopPaths } from '../src/store/paths.js';
-import { getRunDetail, latestCompleteRun, listRuns } from '../src/store/runs.js';
+import { getRunDetail, latestCompleteRun, listRuns } from '../src/store/run-records.js';
 import { snapshotItems } from '../src/store/snapshot.js';
-import { runSync, type SyncDeps } from '../src/sync.js';
+import { runSync, type SyncDeps } from '../src/sync/index.js';
 import { capturedLogger } from './api/helpers.js';
 import { diffAsTruth, simConfig, sortedTruth, tempDir, truthById, withoutRaw } from './store/fixtures.js';
 

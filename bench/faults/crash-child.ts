@@ -5,7 +5,7 @@
  */
 import { findShop, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { runSync, type SyncPoint } from '../../src/sync.js';
+import { runSync, type SyncPoint } from '../../src/sync/index.js';
 
 const [point, nth] = (process.env.CRASH_AT ?? '').split(':') as [SyncPoint, string | undefined];
 const target = Number(nth ?? '1');

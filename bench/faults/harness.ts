@@ -9,9 +9,9 @@ import { NO_FAULTS } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
 import { publishedRun } from '../../src/store/published.js';
-import { latestCompleteRun, listRuns } from '../../src/store/runs.js';
+import { latestCompleteRun, listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
-import type { SyncPoint } from '../../src/sync.js';
+import type { SyncPoint } from '../../src/sync/index.js';
 import { CLI, CRASH_CHILD, type ProcessResult, runNode } from './processes.js';
 import {
   type ListingSpan,

@@ -1,8 +1,8 @@
-import { diffRuns } from '../../src/diff.js';
 import type { ChurnChange, Simulator } from '../../src/simulator/index.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import type { ShopPaths } from '../../src/store/paths.js';
-import { listRuns } from '../../src/store/runs.js';
+import { listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MarketplaceEvents } from '../../src/api/client.js';
 import type { AppConfig } from '../../src/config.js';
-import type { SyncSummary } from '../../src/sync.js';
+import type { SyncSummary } from '../../src/sync/index.js';
 
 /** How a sync job ended: `retrying` failed an attempt and will run again, `failed` will not. */
 export type SyncOutcome = 'complete' | 'retrying' | 'failed';

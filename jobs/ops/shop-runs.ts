@@ -3,7 +3,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { AppConfig, ShopConfig } from '../../src/config.js';
 import { fromSqlite, openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { getRun, latestCompleteRun } from '../../src/store/runs.js';
+import { getRun, latestCompleteRun } from '../../src/store/run-records.js';
 
 /** A shop's latest complete run, as health and `status` report it. */
 export interface CompleteRun {

@@ -6,7 +6,7 @@ import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../job-events.js';
 import { HealthCheck } from './health.js';
 import { type NotificationOutcome, OpsMetrics } from './metrics.js';
-import { type OpsServer, startOpsServer } from './server.js';
+import { type OpsServer, startOpsServer } from './ops-server.js';
 import { type CompleteRun, readLastCompleteRun } from './shop-runs.js';
 
 export interface OpsTargets {

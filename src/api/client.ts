@@ -1,32 +1,37 @@
 import type { Item } from '../domain/item.js';
 import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
-import { AuthorizedRequests } from './authorized.js';
-import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
-import { normaliseItem } from './item-schema.js';
+import { AuthorizedRequests } from './auth/authorized-requests.js';
+import {
+  ENV_SETTING_NAMES,
+  type SettingNames,
+  type TokenEvents,
+  TokenManager,
+} from './auth/token-manager.js';
+import type { TokenStore } from './auth/token-store.js';
+import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http/http-client.js';
+import { DEFAULT_RETRY, type RetryOptions } from './http/retry.js';
+import { sanitizeUrl } from './http/sanitize.js';
+import { isRequestSafe } from './http/server-values.js';
+import { normaliseItem } from './item/item-schema.js';
+import type { ListingCheckpoint } from './listing/checkpoint.js';
+import { PAST_END_STATUSES, parseJsonBody, type RawPage, readListingBody } from './listing/page-body.js';
 import {
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_PAGES,
   type ItemPage,
   type PageRequest,
   singlePage,
-} from './items.js';
-import type { ListingCheckpoint } from './listing/checkpoint.js';
+} from './listing/page-by-page.js';
+import { type ListingQuery, listingPath, validateListingQuery } from './listing/query.js';
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';
-import { PAST_END_STATUSES, parseJsonBody, type RawPage, readListingBody } from './listing-body.js';
-import { type ListingQuery, listingPath, validateListingQuery } from './listing-query.js';
-import { DEFAULT_RETRY, type RetryOptions } from './retry.js';
-import { sanitizeUrl } from './sanitize.js';
-import { isRequestSafe } from './server-values.js';
-import type { TokenStore } from './token-store.js';
 
-export type { SettingNames } from './auth.js';
-export type { ItemPage } from './items.js';
-export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
-export type { RetryOptions } from './retry.js';
-export type { StoredToken, TokenStore } from './token-store.js';
+export type { SettingNames } from './auth/token-manager.js';
+export type { StoredToken, TokenStore } from './auth/token-store.js';
+export type { RetryOptions } from './http/retry.js';
+export type { ItemPage } from './listing/page-by-page.js';
+export type { FilterEncoding, ListingFilters, ListingQuery } from './listing/query.js';
 
 export interface MarketplaceOptions {
   readonly baseUrl: string;

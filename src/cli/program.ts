@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ShopSyncError } from '../errors.js';
-import { commandList, REDIS_COMMANDS } from './commands/index.js';
+import { commandList, REDIS_COMMANDS } from './commands/registry.js';
 import { HELP_EXAMPLES } from './help.js';
 import { type CliIO, writeLine } from './io.js';
 import { packageVersion } from './version.js';

@@ -1,4 +1,4 @@
-import type { SyncPhase, SyncProgress } from '../sync.js';
+import type { SyncPhase, SyncProgress } from '../sync/index.js';
 
 /** Redraws at most this often: faster is flicker nobody can read. */
 const MIN_REDRAW_MS = 100;

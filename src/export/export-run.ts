@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { StoreError, UsageError } from '../errors.js';
 import { fromSqlite, openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
-import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/runs.js';
+import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/run-records.js';
 import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
 import { storeItems, writeInventoryCsv } from './inventory-csv.js';
 import { runContents } from './run-contents.js';

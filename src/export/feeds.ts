@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { type Store, storeError } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { markPublished, publishedRun } from '../store/published.js';
-import { getRun, previousCompleteRun } from '../store/runs.js';
+import { getRun, previousCompleteRun } from '../store/run-records.js';
 import { streamInto } from './atomic.js';
 import { describeCause } from './cause.js';
 import { writeChangesCsv } from './changes-csv.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type RunEnded, summaryJson } from '../sync.js';
+import { type RunEnded, summaryJson } from '../sync/index.js';
 
 export type NotifyEvent = 'sync.complete' | 'sync.failed';
 

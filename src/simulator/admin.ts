@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseJsonObject, readBody } from './body.js';
-import { listen } from './server.js';
+import { listen } from './http-server.js';
 import type { ChurnChange, FaultsUpdate, Mutation, MutationTruth, SimStats, Simulator } from './types.js';
 
 /** What the admin endpoint drives: a single simulator or a fleet. */

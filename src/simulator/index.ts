@@ -1,8 +1,8 @@
 export { type AdminServer, type AdminTarget, singleShopAdmin, startAdmin } from './admin.js';
 export { NO_CHURN, NO_FAULTS } from './faults.js';
 export { type Fleet, type FleetShop, fleetCredentials, startFleet } from './fleet.js';
-export { DEFAULT_CREDENTIALS } from './options.js';
-export { startSimulator } from './server.js';
+export { startSimulator } from './http-server.js';
+export { DEFAULT_CREDENTIALS } from './settings.js';
 export type {
   ChurnChange,
   ChurnFault,

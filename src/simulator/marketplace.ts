@@ -2,13 +2,13 @@ import { Catalogue } from './catalogue.js';
 import { Churn } from './churn.js';
 import { FaultDice, type ListingFault, mergeFaults } from './faults.js';
 import { applyMutation } from './mutations.js';
-import type { Settings } from './options.js';
 import { PageFaults } from './page-faults.js';
 import { PageLayout, type PageWindow } from './paging.js';
 import { Prng } from './prng.js';
 import type { SimRecord } from './record.js';
 import { type RenderContext, recordJson, renderContext, toSimItem } from './render.js';
 import { type ListingQuery, parseListingQuery, QueryError } from './request-query.js';
+import type { Settings } from './settings.js';
 import { TokenIssuer } from './tokens.js';
 import type {
   ChurnChange,

@@ -87,3 +87,30 @@ export async function closeRemoved(store: Store, run: number): Promise<number> {
   });
   return closed;
 }
+
+/** How many items of the run's listing had no readable id. */
+export function unreadableIds(store: Store, run: number): number {
+  return store.db
+    .prepare('SELECT count(*) FROM invalid_items WHERE run = ? AND id IS NULL')
+    .pluck()
+    .get(run) as number;
+}
+
+/**
+ * Keeps every remaining removal candidate but those in `gone` at its last version, as if the run had
+ * read it unchanged (the next run settles it). Returns how many.
+ */
+export async function keepCandidates(store: Store, run: number, gone: ReadonlySet<string>): Promise<number> {
+  const keep = store.db.prepare(
+    `INSERT OR IGNORE INTO run_matched (run, version)
+       SELECT @run, version FROM item_versions WHERE id = @id AND valid_to_run IS NULL AND valid_from_run < @run`,
+  );
+  let kept = 0;
+  // A slice's rows only mark versions of that slice: the scan's later slices are not affected.
+  await forEachCandidateSlice(store, run, (candidates) => {
+    store.db.transaction(() => {
+      for (const item of candidates) if (!gone.has(item.id)) kept += keep.run({ run, id: item.id }).changes;
+    })();
+  });
+  return kept;
+}

@@ -1,5 +1,5 @@
 import type { Store } from './open.js';
-import type { RunCounts } from './runs.js';
+import type { RunCounts } from './run-records.js';
 
 /**
  * Makes a run the latest complete snapshot (type-2 versioning). While reading, the run opened its new

@@ -1,5 +1,5 @@
 import type { Store } from './open.js';
-import { latestCompleteRun } from './runs.js';
+import { latestCompleteRun } from './run-records.js';
 
 /**
  * Which complete run the shop's published feeds reflect. It is recorded only once the feeds are in

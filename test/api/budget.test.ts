@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { markAnswered } from '../../src/api/transport-failure.js';
+import { markAnswered } from '../../src/api/http/transport-failure.js';
 import { ApiError } from '../../src/errors.js';
 import { closedAfterEach, readAll } from './helpers.js';
 import { issuedToken, type ScriptedServer, scriptedClient, startScripted } from './scripted-server.js';

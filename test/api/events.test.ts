@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryTokenStore } from '../../src/api/auth/token-store.js';
 import type { MarketplaceClient } from '../../src/api/client.js';
-import { MemoryTokenStore } from '../../src/api/token-store.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { clientFor, readAll } from './helpers.js';
 

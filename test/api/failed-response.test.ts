@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { failedResponse } from '../../src/api/failed-response.js';
-import { TransientError } from '../../src/api/retry.js';
+import { failedResponse } from '../../src/api/http/failed-response.js';
+import { TransientError } from '../../src/api/http/retry.js';
 import { ApiError } from '../../src/errors.js';
 
 const answer = (status: number, headers: Record<string, string> = {}) => ({

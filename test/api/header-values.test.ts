@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/api/http.js';
-import { isHeaderSafe, isRequestSafe } from '../../src/api/server-values.js';
+import { HttpClient } from '../../src/api/http/http-client.js';
+import { isHeaderSafe, isRequestSafe } from '../../src/api/http/server-values.js';
 import { ProtocolError } from '../../src/errors.js';
 import { HOSTILE_ACCESS_TOKENS } from '../helpers/hostile-tokens.js';
 import { closedAfterEach } from './helpers.js';

@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient, isLoopback, validateBaseUrl } from '../../src/api/http.js';
-import { TransientError } from '../../src/api/retry.js';
+import { HttpClient, isLoopback, validateBaseUrl } from '../../src/api/http/http-client.js';
+import { TransientError } from '../../src/api/http/retry.js';
 import { type ApiError, ConfigError } from '../../src/errors.js';
 
 const servers: Server[] = [];

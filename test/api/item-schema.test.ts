@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normaliseItem } from '../../src/api/item-schema.js';
+import { normaliseItem } from '../../src/api/item/item-schema.js';
 
 const base = {
   id: 'it-1',

@@ -4,7 +4,7 @@ import {
   type ObjectLayout,
   objectSource as sourceNamed,
   elementSources as sourcesNamed,
-} from '../../src/api/json-source.js';
+} from '../../src/api/item/json-source.js';
 
 /** `value` with its keys (and its nested objects') in reverse order: names that do not fit the text. */
 function reversed(value: unknown): unknown {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listingPath, validateListingQuery } from '../../src/api/listing-query.js';
+import { listingPath, validateListingQuery } from '../../src/api/listing/query.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('listingPath', () => {

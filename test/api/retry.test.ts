@@ -7,7 +7,7 @@ import {
   type RetryOptions,
   TransientError,
   withRetry,
-} from '../../src/api/retry.js';
+} from '../../src/api/http/retry.js';
 import { ApiError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, sanitizeBody, sanitizeUrl } from '../../src/api/sanitize.js';
-import { serverMessage } from '../../src/api/server-message.js';
+import { REDACTED, sanitizeBody, sanitizeUrl } from '../../src/api/http/sanitize.js';
+import { serverMessage } from '../../src/api/http/server-message.js';
 
 describe('sanitizeUrl', () => {
   it('blanks secret query parameters and keeps the others', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ITEM_LAYOUT, normaliseBySchema, normaliseElement } from '../../src/api/item-schema.js';
-import { wellFormedItem } from '../../src/api/well-formed-item.js';
+import { ITEM_LAYOUT, normaliseBySchema, normaliseElement } from '../../src/api/item/item-schema.js';
+import { wellFormedItem } from '../../src/api/item/well-formed-item.js';
 
 const SHOP_KEYS = [...(ITEM_LAYOUT.nested.get('shop')?.known ?? [])];
 const ITEM_KEYS = [...ITEM_LAYOUT.known];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findShop } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { runSync } from '../../src/sync.js';
+import { runSync } from '../../src/sync/index.js';
 import { simConfig, tempDir } from '../store/fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;

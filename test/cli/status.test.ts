@@ -16,7 +16,7 @@ import {
 import { schedulerId } from '../../jobs/schedulers.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import type { SyncSummary } from '../../src/sync.js';
+import type { SyncSummary } from '../../src/sync/index.js';
 import { runCli } from '../helpers/cli.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';

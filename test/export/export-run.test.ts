@@ -6,7 +6,7 @@ import { StoreError, UsageError } from '../../src/errors.js';
 import { type ExportRequest, exportRun } from '../../src/export/export-run.js';
 import { openStore } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
-import { beginRun, failRun } from '../../src/store/runs.js';
+import { beginRun, failRun } from '../../src/store/run-records.js';
 import { commitItems, makeItem, tempDir } from '../store/fixtures.js';
 import { INVENTORY_HEADER } from './expected.js';
 import { querySqlite } from './python.js';

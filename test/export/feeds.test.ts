@@ -13,15 +13,15 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../src/config.js';
 import { findShop } from '../../src/config.js';
-import { diffRuns } from '../../src/diff.js';
 import { StoreError } from '../../src/errors.js';
 import { writeFeeds } from '../../src/export/feeds.js';
 import { silentLogger } from '../../src/log.js';
 import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import { openStore } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
 import { feedsLag } from '../../src/store/published.js';
-import { runSync, type SyncPoint } from '../../src/sync.js';
+import { runSync, type SyncPoint } from '../../src/sync/index.js';
 import {
   commitItems,
   makeItem,

@@ -10,7 +10,7 @@ import { storeItems, writeInventoryCsv } from '../../src/export/inventory-csv.js
 import { runContents } from '../../src/export/run-contents.js';
 import { buildSnapshotSqlite } from '../../src/export/snapshot-sqlite.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { getRun, type RunSummary } from '../../src/store/runs.js';
+import { getRun, type RunSummary } from '../../src/store/run-records.js';
 import { commitItems, makeItem, openTempStore, tempDir, truthById } from '../store/fixtures.js';
 import { INVENTORY_HEADER, inventoryRecord, trickyText } from './expected.js';
 import { readCsvRecords } from './python.js';

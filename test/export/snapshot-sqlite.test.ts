@@ -14,7 +14,7 @@ import {
   writeSnapshotSqlite,
 } from '../../src/export/snapshot-sqlite.js';
 import type { Store } from '../../src/store/open.js';
-import { getRun, type RunSummary } from '../../src/store/runs.js';
+import { getRun, type RunSummary } from '../../src/store/run-records.js';
 import { commitItems, makeItem, openTempStore, tempDir } from '../store/fixtures.js';
 import { querySqlite } from './python.js';
 

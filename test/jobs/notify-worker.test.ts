@@ -2,7 +2,7 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, notifyQueueName, ShopQueues, syncQueueName } from '../../jobs/queue.js';
-import { startWorker } from '../../jobs/worker.js';
+import { startWorker } from '../../jobs/start-worker.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';

@@ -5,7 +5,7 @@ import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
-import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
+import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
-import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
+import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
 import {

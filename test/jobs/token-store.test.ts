@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RedisTokenStore, TOKEN_KEY_GRACE_MS } from '../../jobs/token-store.js';
+import { RedisTokenStore, TOKEN_KEY_GRACE_MS } from '../../jobs/redis-token-store.js';
+import type { StoredToken } from '../../src/api/auth/token-store.js';
 import { MarketplaceClient } from '../../src/api/client.js';
-import type { StoredToken } from '../../src/api/token-store.js';
 import { InterruptedError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';

@@ -15,15 +15,15 @@ import {
   TICK_JOB_OPTIONS,
 } from '../../jobs/queue.js';
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
-import { startWorker, type WorkerHandle } from '../../jobs/worker.js';
+import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
 import { type AppConfig, loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { listRuns } from '../../src/store/runs.js';
-import type { SyncSummary } from '../../src/sync.js';
+import { listRuns } from '../../src/store/run-records.js';
+import type { SyncSummary } from '../../src/sync/index.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diffRuns } from '../../src/diff.js';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
 import type { Item } from '../../src/domain/item.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import { openStore } from '../../src/store/open.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { commitItems, makeItem, tempDir } from '../store/fixtures.js';

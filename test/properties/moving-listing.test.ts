@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log.js';
 import type { ChurnFault, Simulator } from '../../src/simulator/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { runSync } from '../../src/sync.js';
+import { runSync } from '../../src/sync/index.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 /**

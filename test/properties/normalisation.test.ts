@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normaliseItem } from '../../src/api/item-schema.js';
+import { normaliseItem } from '../../src/api/item/item-schema.js';
 import type { Item } from '../../src/domain/item.js';
 
 /** An amount the spec allows: whole units and up to 4 decimals, as canonical text and its digits. */

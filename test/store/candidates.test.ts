@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { InvalidItem, Item } from '../../src/domain/item.js';
 import { candidateCount, forEachCandidateSlice } from '../../src/store/candidates.js';
 import { commitRun } from '../../src/store/commit.js';
-import { confirmRemovals } from '../../src/store/removals.js';
-import { beginRun, discardUnfinishedRuns, failRun } from '../../src/store/runs.js';
+import { beginRun, discardUnfinishedRuns, failRun } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stageConfirmed, stagePages } from '../../src/store/staging.js';
+import { confirmRemovals } from '../../src/sync/confirm-removals.js';
 import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';
 
 const sandbox = freshStorePerTest();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { diffRuns } from '../../src/diff.js';
 import type { Decimal } from '../../src/domain/decimal.js';
 import { commitRun } from '../../src/store/commit.js';
-import { beginRun, getRun } from '../../src/store/runs.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
+import { beginRun, getRun } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
 import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';

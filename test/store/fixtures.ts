@@ -11,7 +11,7 @@ import type { MutationTruth, SimItem } from '../../src/simulator/types.js';
 import { closeRemoved } from '../../src/store/candidates.js';
 import { commitRun } from '../../src/store/commit.js';
 import { openStore, type Store } from '../../src/store/open.js';
-import { beginRun, discardRunData, discardUnfinishedRuns } from '../../src/store/runs.js';
+import { beginRun, discardRunData, discardUnfinishedRuns } from '../../src/store/run-records.js';
 import { stagePages } from '../../src/store/staging.js';
 
 /** A fresh directory under the OS temp dir, removed by the returned cleanup. */

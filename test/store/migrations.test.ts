@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { diffRuns } from '../../src/diff.js';
 import { commitRun } from '../../src/store/commit.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import { ITEM_COLUMNS, itemHash, rowToItem } from '../../src/store/item-row.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { beginRun, getRun, listRuns } from '../../src/store/runs.js';
+import { beginRun, getRun, listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { tempDir } from './fixtures.js';
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreCorruptError, StoreError } from '../../src/errors.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { listRuns } from '../../src/store/runs.js';
+import { listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { commitItems, makeItem, tempDir } from './fixtures.js';
 

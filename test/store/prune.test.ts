@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { diffRuns } from '../../src/diff.js';
 import { UsageError } from '../../src/errors.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import type { Store } from '../../src/store/open.js';
-import { pruneRuns } from '../../src/store/prune.js';
-import { beginRun, failRun, listRuns } from '../../src/store/runs.js';
+import { pruneRuns } from '../../src/store/prune-runs.js';
+import { beginRun, failRun, listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { commitItems, makeItem, openTempStore, tempDir } from './fixtures.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pruneRuns } from '../../src/store/prune.js';
+import { pruneRuns } from '../../src/store/prune-runs.js';
 import { feedsLag, markPublished, publishedRun } from '../../src/store/published.js';
-import { listRuns } from '../../src/store/runs.js';
+import { listRuns } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';
 

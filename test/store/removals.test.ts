@@ -3,10 +3,10 @@ import { MarketplaceClient } from '../../src/api/client.js';
 import type { Item } from '../../src/domain/item.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { commitRun } from '../../src/store/commit.js';
-import { confirmRemovals, type RemovalSources } from '../../src/store/removals.js';
-import { beginRun } from '../../src/store/runs.js';
+import { beginRun } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
+import { confirmRemovals, type RemovalSources } from '../../src/sync/confirm-removals.js';
 import { commitItems, freshStorePerTest } from './fixtures.js';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { diffRuns } from '../../src/diff.js';
 import { commitRun } from '../../src/store/commit.js';
+import { diffRuns } from '../../src/store/diff-runs.js';
 import {
   beginRun,
   discardUnfinishedRuns,
@@ -9,7 +9,7 @@ import {
   latestCompleteRun,
   listRuns,
   previousCompleteRun,
-} from '../../src/store/runs.js';
+} from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
 import { commitItems, freshStorePerTest, makeItem } from './fixtures.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/open.js';
-import { beginRun, getRunDetail } from '../../src/store/runs.js';
+import { beginRun, getRunDetail } from '../../src/store/run-records.js';
 import { type StagedPage, StagingBatch, stagePages } from '../../src/store/staging.js';
 import { makeItem, openTempStore, tempDir } from './fixtures.js';
 

@@ -1,13 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
-import { normaliseElement } from '../item-schema.js';
-import type { ItemPage, PageRequest } from '../items.js';
-import type { RawPage } from '../listing-body.js';
-import { type Received, receivedOf } from '../page-readings.js';
-import { AdaptiveWindow, Slots } from '../read-ahead.js';
+import { normaliseElement } from '../item/item-schema.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
+import type { RawPage } from './page-body.js';
+import type { ItemPage, PageRequest } from './page-by-page.js';
+import { type Received, receivedOf } from './page-readings.js';
+import { AdaptiveWindow, Slots } from './read-ahead.js';
 import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
 

@@ -1,8 +1,8 @@
 import { ListingMovedError, ResponseTooLargeError } from '../../errors.js';
-import type { ParsedElement } from '../item-schema.js';
-import { type FetchPage, type ItemPage, type PageRequest, readPages } from '../items.js';
-import type { RawPage } from '../listing-body.js';
+import type { ParsedElement } from '../item/item-schema.js';
 import type { ListingCheckpoint } from './checkpoint.js';
+import type { RawPage } from './page-body.js';
+import { type FetchPage, type ItemPage, type PageRequest, readPages } from './page-by-page.js';
 import { type FetchWindow, readProved, WindowsMisaligned } from './proved-reader.js';
 import type { ListingWindow } from './window.js';
 

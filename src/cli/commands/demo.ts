@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Change } from '../../domain/change.js';
-import { type DemoResult, runDemo } from '../demo.js';
+import { type DemoResult, runDemo } from '../demo-shop.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
-import { wholeNumber } from './options.js';
+import { wholeNumber } from './option-parsers.js';
 
 interface DemoFlags {
   items: number;

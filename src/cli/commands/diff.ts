@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { diffRuns } from '../../diff.js';
 import type { Change } from '../../domain/change.js';
 import {
   type Item,
@@ -13,13 +12,14 @@ import { StoreError } from '../../errors.js';
 import { writeFileAtomic } from '../../export/atomic.js';
 import { writeChangesCsv } from '../../export/changes-csv.js';
 import { writeToStdout } from '../../export/stdout.js';
+import { diffRuns } from '../../store/diff-runs.js';
 import { fromSqlite, type Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
-import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/runs.js';
+import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/run-records.js';
 import { type CliIO, commandContext } from '../io.js';
 import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
-import { runNumber } from './options.js';
+import { runNumber } from './option-parsers.js';
 import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 type DiffFormat = 'table' | 'csv' | 'json';

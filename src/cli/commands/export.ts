@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { type ExportFormat, exportRun } from '../../export/export-run.js';
 import { shopPaths } from '../../store/paths.js';
 import { type CliIO, commandContext } from '../io.js';
-import { runNumber } from './options.js';
+import { runNumber } from './option-parsers.js';
 import { readableShop } from './shop-store.js';
 
 interface ExportFlags {

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { fromSqlite } from '../../store/open.js';
-import { pruneRuns } from '../../store/prune.js';
+import { pruneRuns } from '../../store/prune-runs.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
-import { positiveInteger } from './options.js';
+import { positiveInteger } from './option-parsers.js';
 import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
 interface PruneFlags {

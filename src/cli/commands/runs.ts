@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { fromSqlite } from '../../store/open.js';
 import { type FeedsLag, feedsLag } from '../../store/published.js';
-import { listRuns, type RunSummary } from '../../store/runs.js';
+import { listRuns, type RunSummary } from '../../store/run-records.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';

@@ -9,7 +9,7 @@ import {
   startSimulator,
 } from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
-import { positiveSeconds, wholeNumber } from './options.js';
+import { positiveSeconds, wholeNumber } from './option-parsers.js';
 import { fleetBanner, serveUntilStopped } from './simulate-serve.js';
 
 interface SimulateFlags {

@@ -3,11 +3,11 @@ import { readSecret, type ShopConfig } from '../../config.js';
 import { DeliveryError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';
-import { type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync.js';
+import { type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync/index.js';
 import { forEachShop, type ShopChoice, shopOptions } from '../each-shop.js';
 import { type CliIO, type CommandContext, commandContext, writeLine } from '../io.js';
 import { ProgressLine } from '../progress.js';
-import { perPage } from './options.js';
+import { perPage } from './option-parsers.js';
 
 interface SyncFlags extends ShopChoice {
   perPage?: number;

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { SyncJobFailedError } from '../../../jobs/errors.js';
 import { ShopQueues } from '../../../jobs/queue.js';
+import { SyncJobFailedError } from '../../../jobs/queue-errors.js';
 import { connectRedis, displayRedisUrl } from '../../../jobs/redis.js';
 import {
   asQueueError,
@@ -8,12 +8,12 @@ import {
   type Triggered,
   triggerSyncs,
   waitForSyncs,
-} from '../../../jobs/trigger.js';
+} from '../../../jobs/trigger-syncs.js';
 import { type AppConfig, findShop } from '../../config.js';
 import { UsageError } from '../../errors.js';
-import { summaryJson } from '../../sync.js';
+import { summaryJson } from '../../sync/index.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
-import { positiveSeconds } from './options.js';
+import { positiveSeconds } from './option-parsers.js';
 import { summaryText } from './sync.js';
 
 interface TriggerFlags {

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { startWorker } from '../../../jobs/worker.js';
+import { startWorker } from '../../../jobs/start-worker.js';
 import { type CliIO, commandContext } from '../io.js';
 
 export function workerCommand(io: CliIO): Command {

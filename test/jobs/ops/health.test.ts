@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HealthCheck } from '../../../jobs/ops/health.js';
 import { OpsMetrics } from '../../../jobs/ops/metrics.js';
-import { type OpsServer, startOpsServer } from '../../../jobs/ops/server.js';
+import { type OpsServer, startOpsServer } from '../../../jobs/ops/ops-server.js';
 import { syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { loadConfig } from '../../../src/config.js';
 import { silentLogger } from '../../../src/log.js';

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeFamilies } from '../../../jobs/ops/server.js';
+import { mergeFamilies } from '../../../jobs/ops/ops-server.js';
 import { syncQueueName } from '../../../jobs/queue.js';
 import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
-import { ApiError, ConfigError, ProtocolError, ResponseTooLargeError } from '../errors.js';
+import { ApiError, ConfigError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';

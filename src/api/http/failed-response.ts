@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.js';
-import type { HttpResponse } from './http.js';
+import { ApiError } from '../../errors.js';
+import type { HttpResponse } from './http-client.js';
 import { parseRetryAfter, TransientError } from './retry.js';
 import { serverMessage } from './server-message.js';
 

@@ -1,9 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Job } from 'bullmq';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
-import type { SyncSummary } from '../src/sync.js';
-import { NoWorkerError, QueueUnavailableError, SyncJobFailedError, WaitTimeoutError } from './errors.js';
+import type { SyncSummary } from '../src/sync/index.js';
 import { enqueueSync, type ShopQueues, syncQueueName } from './queue.js';
+import {
+  NoWorkerError,
+  QueueUnavailableError,
+  SyncJobFailedError,
+  WaitTimeoutError,
+} from './queue-errors.js';
 
 export interface Triggered {
   readonly shop: string;

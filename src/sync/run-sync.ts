@@ -1,26 +1,15 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import {
-  type ItemPage,
-  type ListingFilters,
-  MarketplaceClient,
-  type MarketplaceEvents,
-  type RetryOptions,
-  type TokenStore,
-} from './api/client.js';
-import { parseCheckpoint } from './api/listing/checkpoint.js';
-import type { AppConfig, ShopConfig } from './config.js';
-import { requireConnection } from './config.js';
-import type { Item } from './domain/item.js';
-import { ITEM_FIELDS } from './domain/item-fields.js';
-import { InterruptedError, ShopSyncError, SyncBusyError } from './errors.js';
-import { writeFeeds } from './export/feeds.js';
-import type { Logger } from './log.js';
-import { commitRun } from './store/commit.js';
-import { acquireLease, DEFAULT_LEASE, type Lease } from './store/lease.js';
-import { isSqliteError, openStore, type Store, storeError } from './store/open.js';
-import { shopPaths } from './store/paths.js';
-import { pruneRuns } from './store/prune.js';
-import { confirmRemovals } from './store/removals.js';
+import { type ListingFilters, MarketplaceClient } from '../api/client.js';
+import { parseCheckpoint } from '../api/listing/checkpoint.js';
+import type { ShopConfig } from '../config.js';
+import { requireConnection } from '../config.js';
+import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
+import { writeFeeds } from '../export/feeds.js';
+import type { Logger } from '../log.js';
+import { commitRun } from '../store/commit.js';
+import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
+import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
+import { shopPaths } from '../store/paths.js';
+import { pruneRuns } from '../store/prune-runs.js';
 import {
   beginRun,
   discardRunData,
@@ -28,94 +17,16 @@ import {
   failRun,
   getRun,
   getRunDetail,
-  previousCompleteRun,
   RUN_COUNT_FIELDS,
   type RunCounts,
   type RunStart,
-} from './store/runs.js';
-import { type BatchLimits, StagingBatch } from './store/staging.js';
-import { type StoreCheck, startStoreCheck } from './store/verify.js';
-
-/** What a sync is doing: reading the listing, confirming removals, committing, writing the feeds. */
-export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
-
-export interface SyncProgress {
-  phase: SyncPhase;
-  pages: number;
-  items: number;
-  invalid: number;
-}
-
-/**
- * Where a sync reports it has got to, synchronously (the fault suite kills the process there): pages
- * staged, the listing read, removals confirmed, the run committed, then the feeds' own points.
- */
-export type SyncPoint =
-  | 'page-staged'
-  | 'read'
-  | 'removals-confirmed'
-  | 'committed'
-  | 'feed-prepared'
-  | 'feeds-renamed'
-  | 'published';
-
-export interface SyncDeps {
-  config: AppConfig;
-  log: Logger;
-  /** Aborting stops the run once the pages read so far are staged; a later sync resumes it. */
-  signal?: AbortSignal;
-  onProgress?: (progress: SyncProgress) => void;
-  /** How hard to retry each marketplace request (the client's defaults within the configured budget otherwise). */
-  retry?: Partial<RetryOptions>;
-  /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
-  tokenStore?: TokenStore;
-  /** Told of every response and token renewal (metrics). */
-  events?: MarketplaceEvents;
-  /** Called synchronously at each `SyncPoint`. */
-  onPoint?: (point: SyncPoint) => void;
-  /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
-  leaseOwner?: string;
-  /**
-   * Told once a run ends, complete or failed (not when stopped or busy: that run is not over), before
-   * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
-   * outcome. The CLI delivers the notification from here, the worker queues it.
-   */
-  onRun?: (ended: RunEnded) => Promise<void>;
-}
-
-/** How a run ended, for `onRun`: its summary, or its failure with how far it got. */
-export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
-  | { readonly status: 'complete'; readonly summary: SyncSummary }
-  | {
-      readonly status: 'failed';
-      /** Null when the sync failed before it began a run (settings, the store). */
-      readonly run: number | null;
-      readonly error: Error;
-      readonly progress: SyncProgress | undefined;
-      readonly duration_ms: number;
-    }
-);
-
-/** What one sync did: its run's counts, between the run and how long it took. */
-export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
-    duration_ms: number;
-  };
-
-/** The contract's `sync --json` shape, keys in the documented order (notifications extend it). */
-export function summaryJson(s: SyncSummary): SyncSummary {
-  return {
-    shop: s.shop,
-    run: s.run,
-    status: s.status,
-    pages: s.pages,
-    items: s.items,
-    added: s.added,
-    updated: s.updated,
-    removed: s.removed,
-    invalid: s.invalid,
-    duration_ms: s.duration_ms,
-  };
-}
+} from '../store/run-records.js';
+import { StagingBatch } from '../store/staging.js';
+import { type StoreCheck, startStoreCheck } from '../store/verify.js';
+import { confirmRemovals } from './confirm-removals.js';
+import type { SyncDeps } from './deps.js';
+import type { RunEnded, SyncProgress, SyncSummary } from './outcome.js';
+import { ReadingWatch, STAGING_BATCH, stageListing } from './stage-listing.js';
 
 /**
  * One complete sync of one shop: read every page into the run's staging, confirm what seems removed,
@@ -360,133 +271,6 @@ function asRunFailure(error: unknown, store: Store, run: number, shop: ShopConfi
     `The sync of shop ${shop.name} was interrupted after page ${page}; the next sync resumes from there.`,
     { cause: error },
   );
-}
-
-/** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */
-const STAGING_BATCH: BatchLimits = { pages: 10, ms: 500 };
-
-/**
- * Follows the reading: progress, invalid items, pages re-read, and a warning once the run has read
- * far more pages than the previous complete run (an endless listing shows itself early).
- */
-class ReadingWatch {
-  readonly progress: SyncProgress = { phase: 'reading', pages: 0, items: 0, invalid: 0 };
-  rereads = 0;
-  private readonly pagesBefore: number;
-  private readonly previousPages: number | undefined;
-  private warned = false;
-
-  constructor(
-    store: Store,
-    run: number,
-    readonly deps: SyncDeps,
-    readonly log: Logger,
-  ) {
-    this.pagesBefore = getRun(store, run)?.pages ?? 0;
-    const previous = previousCompleteRun(store, run);
-    this.previousPages = previous === null ? undefined : getRun(store, previous)?.pages;
-  }
-
-  page(page: ItemPage): void {
-    for (const bad of page.invalid)
-      this.log.warn({ id: bad.id, page: bad.page, reason: bad.reason }, 'invalid item');
-    for (const item of page.items) {
-      const fields = replacedText(item);
-      if (fields.length > 0)
-        this.log.warn(
-          { id: item.id, page: page.page, fields },
-          'item text held bytes that are not UTF-8 or lone surrogates; each was replaced by U+FFFD',
-        );
-    }
-    this.progress.pages += 1;
-    this.progress.items += page.items.length;
-    this.progress.invalid += page.invalid.length;
-    this.rereads += page.rereads;
-    this.log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');
-    this.deps.onProgress?.({ ...this.progress });
-    this.warnIfFarLonger();
-  }
-
-  private warnIfFarLonger(): void {
-    const previous = this.previousPages;
-    const pages = this.pagesBefore + this.progress.pages;
-    if (this.warned || previous === undefined || pages <= previous * FAR_LONGER.factor) return;
-    if (pages <= previous + FAR_LONGER.pages) return;
-    this.warned = true;
-    this.log.warn(
-      { pages, previousPages: previous },
-      `this run has read ${pages} pages, more than ${FAR_LONGER.factor} times the ${previous} of the previous complete run`,
-    );
-  }
-}
-
-/** The item's text fields, lists of text included. */
-const TEXT_FIELDS = ITEM_FIELDS.filter((field) => field.text).map((field) => field.name);
-
-/**
- * The text fields of `item` holding U+FFFD: what the body's decoding put for bytes that were not UTF-8,
- * and normalisation for lone surrogates (`wellFormed`). A server that sends U+FFFD itself is reported
- * too: rare, and worth a look either way.
- */
-function replacedText(item: Item): string[] {
-  const fields: string[] = [];
-  for (const name of TEXT_FIELDS) {
-    const value = item[name];
-    if (
-      typeof value === 'string'
-        ? value.includes('\ufffd')
-        : Array.isArray(value) && value.some(hasReplacement)
-    )
-      fields.push(name);
-  }
-  return fields;
-}
-
-const hasReplacement = (value: unknown) => typeof value === 'string' && value.includes('\ufffd');
-
-/** A run reading more pages than this many times, and this many more than, the previous complete run is worth a warning. */
-const FAR_LONGER = { factor: 3, pages: 10 };
-
-/**
- * Reads the listing into the run. Whatever ends the reading (its end, an abort, a failure), the pages
- * read so far are written first, so that a resumed run reads none of them again.
- */
-async function stageListing(
-  pages: AsyncIterable<ItemPage>,
-  batch: StagingBatch,
-  reading: ReadingWatch,
-): Promise<void> {
-  const { deps } = reading;
-  try {
-    for await (const page of pages) {
-      batch.add(page);
-      reading.page(page);
-      if (deps.signal?.aborted) {
-        // The page just read is staged first: asRunFailure tells the stop as resuming after it.
-        batch.flush();
-        deps.signal.throwIfAborted();
-      }
-      // Pages read ahead are already settled, so without this turn the loop would stage them all in
-      // one unbroken chain of microtasks, holding up timers (lease renewals) and other shops' I/O.
-      await nextTurn();
-    }
-    batch.flush();
-  } catch (error) {
-    stageBeforeFailing(batch, reading.log);
-    throw error;
-  }
-}
-
-/** Stages the pages read before a failure; if that fails too, the original failure still wins. */
-function stageBeforeFailing(batch: StagingBatch, log: Logger): void {
-  try {
-    batch.flush();
-  } catch (error) {
-    log.warn(
-      { err: error },
-      'could not stage the pages read before the failure; the next sync reads them again',
-    );
-  }
 }
 
 /** Marks the run failed; if even that fails (the store is the problem), the original error still wins. */

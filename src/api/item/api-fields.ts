@@ -1,11 +1,11 @@
-import type { Decimal } from '../domain/decimal.js';
+import type { Decimal } from '../../domain/decimal.js';
 import {
   declaration,
   FIELD_NAMES,
   type FieldDeclaration,
   type FieldKind,
   type FieldName,
-} from '../domain/item.js';
+} from '../../domain/item.js';
 
 /**
  * How a field is read from the API, and what it reads as: the schema (item-schema.ts) and its fast

@@ -1,5 +1,5 @@
-import { type Decimal, parseDecimal } from '../domain/decimal.js';
-import type { Item } from '../domain/item.js';
+import { type Decimal, parseDecimal } from '../../domain/decimal.js';
+import type { Item } from '../../domain/item.js';
 import { API_FIELDS, type Reading, type Readings, SHOP_MEMBER } from './api-fields.js';
 import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 

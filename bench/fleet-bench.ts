@@ -6,7 +6,7 @@ import { ShopQueues } from '../jobs/queue.js';
 import { connectRedis } from '../jobs/redis.js';
 import { silentLogger } from '../src/log.js';
 import type { SimStats } from '../src/simulator/index.js';
-import type { SyncSummary } from '../src/sync.js';
+import type { SyncSummary } from '../src/sync/index.js';
 import type { BaselineShop, BaselineWork } from './baseline-client.js';
 import { BASELINE, CLI, measure, readProbe, spawnProbed } from './child.js';
 import { type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';

@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import type { InvalidItem, Item } from '../domain/item.js';
-import { ProtocolError, UsageError } from '../errors.js';
-import { normaliseElement } from './item-schema.js';
-import type { RawPage } from './listing-body.js';
+import type { InvalidItem, Item } from '../../domain/item.js';
+import { ProtocolError, UsageError } from '../../errors.js';
+import { normaliseElement } from '../item/item-schema.js';
+import type { RawPage } from './page-body.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
 

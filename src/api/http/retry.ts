@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, type ShopSyncError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { ApiError, type ShopSyncError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 
 /** How hard to try one logical request before giving up. Delays grow as `baseDelayMs * 2^(attempt-1)`,
  * capped at `maxDelayMs`, with full jitter; attempts go on until `budgetMs` is spent (or `maxAttempts`,

@@ -1,5 +1,5 @@
-import { type ParsedElement, readableId } from './item-schema.js';
-import type { RawPage } from './listing-body.js';
+import { type ParsedElement, readableId } from '../item/item-schema.js';
+import type { RawPage } from './page-body.js';
 
 /** One element of a page as received, with its id. */
 export interface Received {

@@ -1,10 +1,10 @@
-import type { Change } from './domain/change.js';
-import { type Item, TRACKED_FIELDS, type TrackedField } from './domain/item.js';
-import { UsageError } from './errors.js';
-import { ITEM_COLUMNS, itemAt, prefixedColumns } from './store/item-row.js';
-import type { Store } from './store/open.js';
-import { type CompleteRunMessages, requireCompleteRun } from './store/runs.js';
-import { VALID_AT } from './store/snapshot.js';
+import type { Change } from '../domain/change.js';
+import { type Item, TRACKED_FIELDS, type TrackedField } from '../domain/item.js';
+import { UsageError } from '../errors.js';
+import { ITEM_COLUMNS, itemAt, prefixedColumns } from './item-row.js';
+import type { Store } from './open.js';
+import { type CompleteRunMessages, requireCompleteRun } from './run-records.js';
+import { VALID_AT } from './snapshot.js';
 
 /**
  * The changes between two complete runs, by id, streamed. Only items with a version boundary between

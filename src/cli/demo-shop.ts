@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type AppConfig, type ShopConfig, shopWithCredentials } from '../config.js';
-import { diffRuns } from '../diff.js';
 import type { Change } from '../domain/change.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type Mutation, type MutationTruth, type Simulator, startSimulator } from '../simulator/index.js';
+import { diffRuns } from '../store/diff-runs.js';
 import { openStore } from '../store/open.js';
 import { type ShopPaths, shopPaths } from '../store/paths.js';
-import { runSync, type SyncSummary } from '../sync.js';
+import { runSync, type SyncSummary } from '../sync/index.js';
 
 /** The demo always uses this shop name, so its files sit apart from real shops' under DATA_DIR. */
 export const DEMO_SHOP = 'demo';

@@ -1,4 +1,4 @@
-import type { RawPage } from './listing-body.js';
+import type { RawPage } from './page-body.js';
 
 /**
  * How many pages to keep in flight: grows by one each time the reader has to wait for the network

@@ -2,7 +2,7 @@
  * Error messages and log lines name the request that failed and quote what the server said; neither may
  * carry a secret. These helpers strip credentials from URLs and bodies before they are shown anywhere.
  */
-import { REDACTED, SECRET_NAMES, SECRET_QUERY_PARAMS } from '../secrets.js';
+import { REDACTED, SECRET_NAMES, SECRET_QUERY_PARAMS } from '../../secrets.js';
 
 const SECRET_PARAMS = new Set(SECRET_QUERY_PARAMS.map((name) => name.toLowerCase()));
 const NAMES = SECRET_NAMES.join('|');

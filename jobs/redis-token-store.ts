@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { StoredToken, TokenStore } from '../src/api/token-store.js';
+import type { StoredToken, TokenStore } from '../src/api/auth/token-store.js';
 import type { Logger } from '../src/log.js';
 import { TokenCipher } from './token-cipher.js';
 

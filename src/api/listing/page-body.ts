@@ -1,9 +1,9 @@
-import { ProtocolError } from '../errors.js';
-import type { HttpResponse } from './http.js';
-import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
-import { elementSources } from './json-source.js';
-import { TransientError } from './retry.js';
-import { serverMessageField } from './server-message.js';
+import { ProtocolError } from '../../errors.js';
+import type { HttpResponse } from '../http/http-client.js';
+import { TransientError } from '../http/retry.js';
+import { serverMessageField } from '../http/server-message.js';
+import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';
+import { elementSources } from '../item/json-source.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
 export interface RawPage {

@@ -8,7 +8,7 @@
  * outage and is retried within the budget. A TLS failure is never retried: no second attempt will
  * change a protocol or certificate mismatch.
  */
-import { ConfigError, type ShopSyncError } from '../errors.js';
+import { ConfigError, type ShopSyncError } from '../../errors.js';
 import { sanitizeUrl } from './sanitize.js';
 
 /** How long a failure before the first answer is retried before it is reported as a setting error. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { type Decimal, readDecimal, shownLiteral } from '../domain/decimal.js';
-import type { InvalidItem, Item } from '../domain/item.js';
+import { type Decimal, readDecimal, shownLiteral } from '../../domain/decimal.js';
+import type { InvalidItem, Item } from '../../domain/item.js';
 import {
   API_FIELDS,
   type ApiField,

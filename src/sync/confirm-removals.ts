@@ -1,8 +1,14 @@
 import type { Item } from '../domain/item.js';
 import { ApiError, InvalidItemError, ProtocolError } from '../errors.js';
-import { closeRemoved, forEachCandidateSlice, isRemovalCandidate } from './candidates.js';
-import type { Store } from './open.js';
-import { stageConfirmed, stageInvalidAtUrl } from './staging.js';
+import {
+  closeRemoved,
+  forEachCandidateSlice,
+  isRemovalCandidate,
+  keepCandidates,
+  unreadableIds,
+} from '../store/candidates.js';
+import type { Store } from '../store/open.js';
+import { stageConfirmed, stageInvalidAtUrl } from '../store/staging.js';
 
 /** The item at `url`: null when the marketplace says it is gone. */
 export type FetchItem = (url: string) => Promise<Item | null>;
@@ -73,33 +79,6 @@ export async function confirmRemovals(
   if (unreadableIds(store, run) > 0) kept += await keepCandidates(store, run, goneAtUrl);
   const gone = await closeRemoved(store, run);
   return { stillPresent: present, gone, kept, relisted };
-}
-
-/** How many items of the run's listing had no readable id. */
-function unreadableIds(store: Store, run: number): number {
-  return store.db
-    .prepare('SELECT count(*) FROM invalid_items WHERE run = ? AND id IS NULL')
-    .pluck()
-    .get(run) as number;
-}
-
-/**
- * Keeps every remaining removal candidate but those in `gone` at its last version, as if the run had
- * read it unchanged (the next run settles it). Returns how many.
- */
-async function keepCandidates(store: Store, run: number, gone: ReadonlySet<string>): Promise<number> {
-  const keep = store.db.prepare(
-    `INSERT OR IGNORE INTO run_matched (run, version)
-       SELECT @run, version FROM item_versions WHERE id = @id AND valid_to_run IS NULL AND valid_from_run < @run`,
-  );
-  let kept = 0;
-  // A slice's rows only mark versions of that slice: the scan's later slices are not affected.
-  await forEachCandidateSlice(store, run, (candidates) => {
-    store.db.transaction(() => {
-      for (const item of candidates) if (!gone.has(item.id)) kept += keep.run({ run, id: item.id }).changes;
-    })();
-  });
-  return kept;
 }
 
 /** The candidates a second look at the listing is for. */

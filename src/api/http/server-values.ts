@@ -4,7 +4,7 @@
  * every attempt, as if the network were at fault. A bad one is a permanent ProtocolError that names the
  * endpoint and the field; the value itself is never quoted, since it is a secret or may carry anything.
  */
-import { ProtocolError } from '../errors.js';
+import { ProtocolError } from '../../errors.js';
 
 /**
  * What a header value may hold (RFC 9110 field-value: visible ASCII, space, tab and obs-text, i.e. Latin-1

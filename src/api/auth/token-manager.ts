@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { failedResponse } from './failed-response.js';
-import type { HttpClient, HttpResponse } from './http.js';
-import { type RetryBudget, withRetry } from './retry.js';
-import { sanitizeUrl } from './sanitize.js';
-import { serverMessage } from './server-message.js';
-import { headerValueFrom, requestValueFrom } from './server-values.js';
+import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { failedResponse } from '../http/failed-response.js';
+import type { HttpClient, HttpResponse } from '../http/http-client.js';
+import { type RetryBudget, withRetry } from '../http/retry.js';
+import { sanitizeUrl } from '../http/sanitize.js';
+import { serverMessage } from '../http/server-message.js';
+import { headerValueFrom, requestValueFrom } from '../http/server-values.js';
 import { MemoryTokenStore, type StoredToken, type TokenStore } from './token-store.js';
 
 export interface Credentials {

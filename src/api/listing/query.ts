@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** The filters `f` of `GET /v1/sell/shop/items`, as the spec lists them. */
 export interface ListingFilters {

@@ -1,0 +1,29 @@
+import type { MarketplaceEvents, RetryOptions, TokenStore } from '../api/client.js';
+import type { AppConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import type { RunEnded, SyncPoint, SyncProgress } from './outcome.js';
+
+/** What a sync needs from whoever runs it (the CLI or the worker), and what it tells them. */
+export interface SyncDeps {
+  config: AppConfig;
+  log: Logger;
+  /** Aborting stops the run once the pages read so far are staged; a later sync resumes it. */
+  signal?: AbortSignal;
+  onProgress?: (progress: SyncProgress) => void;
+  /** How hard to retry each marketplace request (the client's defaults within the configured budget otherwise). */
+  retry?: Partial<RetryOptions>;
+  /** Where the shop's token is kept: shared between worker processes; this process's memory otherwise. */
+  tokenStore?: TokenStore;
+  /** Told of every response and token renewal (metrics). */
+  events?: MarketplaceEvents;
+  /** Called synchronously at each `SyncPoint`. */
+  onPoint?: (point: SyncPoint) => void;
+  /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
+  leaseOwner?: string;
+  /**
+   * Told once a run ends, complete or failed (not when stopped or busy: that run is not over), before
+   * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
+   * outcome. The CLI delivers the notification from here, the worker queues it.
+   */
+  onRun?: (ended: RunEnded) => Promise<void>;
+}

@@ -1,0 +1,11 @@
+/** What the CLI, the worker and the notifications use of the sync: one sync of one shop, and its outcome. */
+export type { SyncDeps } from './deps.js';
+export {
+  type RunEnded,
+  type SyncPhase,
+  type SyncPoint,
+  type SyncProgress,
+  type SyncSummary,
+  summaryJson,
+} from './outcome.js';
+export { runSync } from './run-sync.js';

@@ -1,0 +1,58 @@
+import type { RunCounts } from '../store/run-records.js';
+
+/** What a sync is doing: reading the listing, confirming removals, committing, writing the feeds. */
+export type SyncPhase = 'reading' | 'confirming' | 'committing' | 'feeds';
+
+export interface SyncProgress {
+  phase: SyncPhase;
+  pages: number;
+  items: number;
+  invalid: number;
+}
+
+/**
+ * Where a sync reports it has got to, synchronously (the fault suite kills the process there): pages
+ * staged, the listing read, removals confirmed, the run committed, then the feeds' own points.
+ */
+export type SyncPoint =
+  | 'page-staged'
+  | 'read'
+  | 'removals-confirmed'
+  | 'committed'
+  | 'feed-prepared'
+  | 'feeds-renamed'
+  | 'published';
+
+/** How a run ended, for `onRun`: its summary, or its failure with how far it got. */
+export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
+  | { readonly status: 'complete'; readonly summary: SyncSummary }
+  | {
+      readonly status: 'failed';
+      /** Null when the sync failed before it began a run (settings, the store). */
+      readonly run: number | null;
+      readonly error: Error;
+      readonly progress: SyncProgress | undefined;
+      readonly duration_ms: number;
+    }
+);
+
+/** What one sync did: its run's counts, between the run and how long it took. */
+export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
+    duration_ms: number;
+  };
+
+/** The contract's `sync --json` shape, keys in the documented order (notifications extend it). */
+export function summaryJson(s: SyncSummary): SyncSummary {
+  return {
+    shop: s.shop,
+    run: s.run,
+    status: s.status,
+    pages: s.pages,
+    items: s.items,
+    added: s.added,
+    updated: s.updated,
+    removed: s.removed,
+    invalid: s.invalid,
+    duration_ms: s.duration_ms,
+  };
+}
