@@ -1,6 +1,7 @@
 import { CredentialsError, InterruptedError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { SettingNames, TokenManager } from './auth.js';
+import type { SettingNames } from '../settings.js';
+import type { TokenManager } from './auth.js';
 import type { HttpClient, HttpResponse } from './http.js';
 import { failedResponse, RetryBudget, type RetryOptions, withRetry } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';

@@ -1,7 +1,8 @@
 import type { Item } from '../domain/item.js';
 import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { ENV_SETTING_NAMES, type SettingNames, type TokenEvents, TokenManager } from './auth.js';
+import { ENV_SETTING_NAMES, type SettingNames } from '../settings.js';
+import { type TokenEvents, TokenManager } from './auth.js';
 import { AuthorizedRequests } from './authorized.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http.js';
 import { normaliseItem } from './item-schema.js';
@@ -28,9 +29,10 @@ import { sanitizeUrl } from './sanitize.js';
 import { isRequestSafe } from './server-values.js';
 import type { TokenStore } from './token-store.js';
 
-export type { SettingNames } from './auth.js';
+export type { ListingFilters } from '../listing-filters.js';
+export type { SettingNames } from '../settings.js';
 export type { ItemPage } from './items.js';
-export type { FilterEncoding, ListingFilters, ListingQuery } from './listing-query.js';
+export type { FilterEncoding, ListingQuery } from './listing-query.js';
 export type { RetryOptions } from './retry.js';
 export type { StoredToken, TokenStore } from './token-store.js';
 
