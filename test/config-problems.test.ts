@@ -1,5 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -7,24 +5,9 @@ import { stringify } from 'yaml';
 import { findShop, loadConfig, readSecret, requireConnection, type SecretSetting } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 import { SETTINGS } from '../src/settings.js';
+import { configError, configFolder } from './helpers/config-files.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-config-problems-'));
-
-function file(name: string, text: string): string {
-  const p = path.join(dir, name);
-  writeFileSync(p, text);
-  return p;
-}
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const { dir, file } = configFolder('shop-sync-config-problems-');
 
 /** What zod, YAML-to-object checks and JavaScript say in their own words: never shown to a user. */
 const LIBRARY_WORDS =

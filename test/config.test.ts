@@ -1,27 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findShop, loadConfig, readSecret, requireConnection, type SecretSetting } from '../src/config.js';
-import { ConfigError } from '../src/errors.js';
+import { configError, configFolder } from './helpers/config-files.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-config-'));
-
-function file(name: string, text: string): string {
-  const p = path.join(dir, name);
-  writeFileSync(p, text);
-  return p;
-}
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const { dir, file } = configFolder('shop-sync-config-');
 
 const connection = {
   MARKETPLACE_BASE_URL: 'https://api.example.test/',
