@@ -20,7 +20,7 @@ import {
   variable,
 } from './settings.js';
 
-export { isShopName, SHOP_NAME_MAX, SHOP_NAME_RULE } from './setting-types.js';
+export { isShopName, SHOP_NAME_RULE } from './setting-types.js';
 export { CONNECTION_VARIABLES, type LogFormat, MAX_PER_PAGE, type SettingNames } from './settings.js';
 
 /**

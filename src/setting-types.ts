@@ -23,7 +23,7 @@ function checked<T>(expects: string, schema: z.ZodType<T>, check: (value: T) => 
 }
 
 /** A shop name: it becomes a directory name and a Redis key, so it is short and plain. */
-export const SHOP_NAME_MAX = 64;
+const SHOP_NAME_MAX = 64;
 const SHOP_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const SHOP_NAME_RULE = `letters, digits, - and _ only, at most ${SHOP_NAME_MAX} characters`;
 

@@ -11,7 +11,7 @@ import * as type from './setting-types.js';
  */
 
 /** Where a setting's variable applies, and where its key sits in a config file. */
-export type Scope =
+type Scope =
   /** One value for the process; a top-level key in a file. */
   | 'app'
   /** The variable configures the shop named by SHOP_NAME; the key sits under `shops.<name>`. */
