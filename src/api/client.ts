@@ -1,13 +1,9 @@
 import type { Item } from '../domain/item.js';
 import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
+import { ENV_SETTING_NAMES, type SettingNames } from '../settings.js';
 import { AuthorizedRequests } from './auth/authorized-requests.js';
-import {
-  ENV_SETTING_NAMES,
-  type SettingNames,
-  type TokenEvents,
-  TokenManager,
-} from './auth/token-manager.js';
+import { type TokenEvents, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
 import { HttpClient, type HttpEvents, type HttpResponse, type HttpTimeouts } from './http/http-client.js';
 import { DEFAULT_RETRY, type RetryOptions } from './http/retry.js';
@@ -27,11 +23,12 @@ import { type ListingQuery, listingPath, validateListingQuery } from './listing/
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';
 
-export type { SettingNames } from './auth/token-manager.js';
+export type { ListingFilters } from '../listing-filters.js';
+export type { SettingNames } from '../settings.js';
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export type { RetryOptions } from './http/retry.js';
 export type { ItemPage } from './listing/page-by-page.js';
-export type { FilterEncoding, ListingFilters, ListingQuery } from './listing/query.js';
+export type { FilterEncoding, ListingQuery } from './listing/query.js';
 
 export interface MarketplaceOptions {
   readonly baseUrl: string;

@@ -2,8 +2,9 @@ import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient, isLoopback, validateBaseUrl } from '../../src/api/http/http-client.js';
+import { HttpClient } from '../../src/api/http/http-client.js';
 import { TransientError } from '../../src/api/http/retry.js';
+import { isLoopback, validateBaseUrl } from '../../src/base-url.js';
 import { type ApiError, ConfigError } from '../../src/errors.js';
 
 const servers: Server[] = [];

@@ -99,7 +99,7 @@ describe('settings a user gets wrong', () => {
     const longName = await runCli(['runs'], { SHOP_NAME: 'x'.repeat(300) }, temp.dir);
     expect(longName.code).toBe(2);
     expect(longName.stderr).toMatch(
-      /^shop-sync: SHOP_NAME "x{40}…" is invalid: .*at most 64 characters\.\n$/,
+      /^shop-sync: SHOP_NAME="x{40}…" is invalid: .*at most 64 characters\.\n$/,
     );
     const gzip = await runCli(['runs'], { FEEDS_GZIP: 'yes' }, temp.dir);
     expect(gzip).toMatchObject({

@@ -290,7 +290,7 @@ describe('shop-sync worker and trigger', () => {
     );
     expect(badSchedule.code).toBe(2);
     expect(badSchedule.stderr).toBe(
-      'shop-sync: SYNC_SCHEDULE "*/99 * * *" is not a valid cron pattern: it has 4 fields where 5 (or 6, with seconds first) are expected.\n',
+      'shop-sync: SYNC_SCHEDULE="*/99 * * *" is invalid: expected a cron pattern such as */15 * * * *; it has 4 fields where 5 (or 6, with seconds first) are expected.\n',
     );
   });
 

@@ -1,10 +1,11 @@
 import { CredentialsError, InterruptedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import type { SettingNames } from '../../settings.js';
 import { failedResponse } from '../http/failed-response.js';
 import type { HttpClient, HttpResponse } from '../http/http-client.js';
 import { RetryBudget, type RetryOptions, withRetry } from '../http/retry.js';
 import { sanitizeUrl } from '../http/sanitize.js';
-import type { SettingNames, TokenManager } from './token-manager.js';
+import type { TokenManager } from './token-manager.js';
 
 export interface GetOptions<T> {
   /** Statuses handed to `read` instead of failing, besides 200 (e.g. 404 for a removed item). */

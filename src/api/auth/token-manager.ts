@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { ENV_SETTING_NAMES, type SettingNames } from '../../settings.js';
 import { failedResponse } from '../http/failed-response.js';
 import type { HttpClient, HttpResponse } from '../http/http-client.js';
 import { type RetryBudget, withRetry } from '../http/retry.js';
@@ -15,23 +16,6 @@ export interface Credentials {
   readonly username: string;
   readonly password: string;
 }
-
-/** Each credential setting's name as the user wrote it, for messages about rejected credentials. */
-export interface SettingNames {
-  readonly baseUrl: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly username: string;
-  readonly password: string;
-}
-
-export const ENV_SETTING_NAMES: SettingNames = Object.freeze({
-  baseUrl: 'MARKETPLACE_BASE_URL',
-  clientId: 'MARKETPLACE_CLIENT_ID',
-  clientSecret: 'MARKETPLACE_CLIENT_SECRET',
-  username: 'MARKETPLACE_USERNAME',
-  password: 'MARKETPLACE_PASSWORD',
-});
 
 /** Each token obtained, by grant, for metrics. */
 export interface TokenEvents {

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIP } from 'node:net';
 import { Pool, errors as undiciErrors } from 'undici';
-import { ApiError, ConfigError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
+import { validateBaseUrl } from '../../base-url.js';
+import { ApiError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
+import { ENV_SETTING_NAMES } from '../../settings.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
@@ -68,51 +69,6 @@ export interface HttpResponse {
 }
 
 /**
- * The marketplace's base URL, refused when it would send passwords and tokens in clear text to a host
- * other than this machine. `names` are the settings as the user wrote them (`shops.north.base_url` in a
- * config file).
- */
-export function validateBaseUrl(
-  baseUrl: string,
-  allowInsecure = false,
-  names: { baseUrl: string; allowInsecure: string } = {
-    baseUrl: 'MARKETPLACE_BASE_URL',
-    allowInsecure: 'MARKETPLACE_ALLOW_INSECURE=1',
-  },
-): URL {
-  const setting = names.baseUrl;
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ConfigError(setting, `${setting} is not a valid URL: ${sanitizeUrl(baseUrl)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(setting, `${setting} must be an https: URL, not ${url.protocol}`);
-  }
-  if (url.username || url.password) {
-    throw new ConfigError(
-      setting,
-      `${setting} must not contain a user name or password; use the client id and password settings`,
-    );
-  }
-  if (url.protocol === 'http:' && !allowInsecure && !isLoopback(url.hostname)) {
-    throw new ConfigError(
-      setting,
-      `${setting} must use https: (got ${url.origin}); set ${names.allowInsecure} to allow clear text`,
-    );
-  }
-  return url;
-}
-
-export function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host === '0:0:0:0:0:0:0:1';
-}
-
-/**
  * One keep-alive connection pool to the marketplace's origin. Answers every status as a response except
  * redirects, which are errors: following one would hand the Authorization header to another address.
  */
@@ -133,7 +89,7 @@ export class HttpClient {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.totalMs = timeouts.totalMs;
     this.events = options.events ?? {};
-    this.baseUrlSetting = options.baseUrlSetting ?? 'MARKETPLACE_BASE_URL';
+    this.baseUrlSetting = options.baseUrlSetting ?? ENV_SETTING_NAMES.baseUrl;
     this.pool = new Pool(this.baseUrl.origin, {
       connections: options.connections ?? 8,
       connectTimeout: timeouts.connectMs,

@@ -1,17 +1,6 @@
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
-
-/** The filters `f` of `GET /v1/sell/shop/items`, as the spec lists them. */
-export interface ListingFilters {
-  readonly category_ids?: readonly number[] | string;
-  readonly featured?: boolean;
-  readonly on_sale?: boolean;
-  /** `low..high` in whole currency units, e.g. `10..50`. */
-  readonly price?: string;
-  readonly promotable?: boolean;
-  /** Two uppercase letters, e.g. `IT`. */
-  readonly shipping_to?: string;
-}
+import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from '../../listing-filters.js';
 
 /** How `f` travels in the query string; the spec leaves it open. `brackets`: `f[price]=…`, `dots`: `f.price=…`. */
 export type FilterEncoding = 'brackets' | 'dots';
@@ -23,35 +12,6 @@ export interface ListingQuery {
   readonly filters?: ListingFilters;
   readonly filterEncoding?: FilterEncoding;
 }
-
-/** The filters' schema, shared with the configuration loader: a bad filter fails at start-up. */
-export const listingFiltersSchema = z.strictObject({
-  category_ids: z
-    .union([
-      z.array(z.number().int().nonnegative()),
-      z.string().regex(/^\d+(,\d+)*$/, 'must look like 1,2,3'),
-    ])
-    .optional(),
-  featured: z.boolean().optional(),
-  on_sale: z.boolean().optional(),
-  price: z
-    .string()
-    .regex(/^\d+\.\.\d+$/, 'must look like 10..50')
-    .refine((range) => {
-      const bounds = /^(\d+)\.\.(\d+)$/.exec(range);
-      return !bounds || BigInt(bounds[1] ?? 0) <= BigInt(bounds[2] ?? 0);
-    }, 'must not start above its end')
-    .optional(),
-  promotable: z.boolean().optional(),
-  shipping_to: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be two uppercase letters such as IT')
-    .optional(),
-});
-
-export const listingLocaleSchema = z
-  .string()
-  .regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, 'must be a language code such as en or it');
 
 const Query = z.object({
   perPage: z.number().int().positive().optional(),
