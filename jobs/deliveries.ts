@@ -1,6 +1,6 @@
 import { type Job, type JobsOptions, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { z } from 'zod';
-import { type AppConfig, readSecret } from '../src/config.js';
+import { type AppConfig, readSecret } from '../src/config/app-config.js';
 import { DeliveryError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { deliverOnce, shownTarget } from '../src/notify/deliver.js';

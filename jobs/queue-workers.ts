@@ -1,5 +1,5 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
-import type { AppConfig } from '../src/config.js';
+import type { AppConfig } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import { deliveryWorkers } from './deliveries.js';
 import { followSyncJobs, type Outcomes } from './job-events.js';

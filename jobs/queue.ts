@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Job, type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { isShopName, SHOP_NAME_RULE } from '../src/config.js';
+import { isShopName, SHOP_NAME_RULE } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync/index.js';
 import { logErrors } from './log-errors.js';

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { AppConfig } from '../src/config.js';
+import type { AppConfig } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import { errorCode } from './log-errors.js';
 import { enqueueSync, SCHEDULED_JOB, type ShopJobData, type ShopQueues, TICK_JOB_OPTIONS } from './queue.js';

@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type AppConfig, readSecret, requireConnection } from '../src/config.js';
+import { type AppConfig, readSecret, requireConnection } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import { notificationOf } from '../src/notify/payload.js';
 import { queueNotification } from './deliveries.js';

@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type AppConfig, requireConnection } from '../src/config.js';
+import { type AppConfig, requireConnection } from '../src/config/app-config.js';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync/index.js';

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
+import type { LogFormat } from './config/settings.js';
 import { REDACTED, SECRET_NAMES } from './secrets.js';
-import type { LogFormat } from './settings.js';
 
 export type { Logger };
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { findShop, loadConfig, requireConnection } from '../src/config.js';
+import { findShop, loadConfig, requireConnection } from '../src/config/app-config.js';
 
 it('the bundled example config loads both shops once its secret files exist', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-example-'));

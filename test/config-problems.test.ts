@@ -2,9 +2,15 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { findShop, loadConfig, readSecret, requireConnection, type SecretSetting } from '../src/config.js';
+import {
+  findShop,
+  loadConfig,
+  readSecret,
+  requireConnection,
+  type SecretSetting,
+} from '../src/config/app-config.js';
+import { SETTINGS } from '../src/config/settings.js';
 import { ConfigError } from '../src/errors.js';
-import { SETTINGS } from '../src/settings.js';
 import { configError, configFolder } from './helpers/config-files.js';
 
 const { dir, file } = configFolder('shop-sync-config-problems-');

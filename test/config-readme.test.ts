@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { SETTINGS, type Setting } from '../src/settings.js';
+import { SETTINGS, type Setting } from '../src/config/settings.js';
 
 /**
  * The README's configuration table is the settings table written out: this test renders the rows and

@@ -1,7 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findShop, loadConfig, readSecret, requireConnection, type SecretSetting } from '../src/config.js';
+import {
+  findShop,
+  loadConfig,
+  readSecret,
+  requireConnection,
+  type SecretSetting,
+} from '../src/config/app-config.js';
 import { configError, configFolder } from './helpers/config-files.js';
 
 const { dir, file } = configFolder('shop-sync-config-');

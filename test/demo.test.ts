@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_MUTATION, runDemo } from '../src/cli/demo-shop.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/app-config.js';
 import { silentLogger } from '../src/log.js';
 import { readCsvRecords } from './export/python.js';
 import { runCli } from './helpers/cli.js';

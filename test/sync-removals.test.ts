@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_IN_FLIGHT } from '../src/api/listing/page-by-page.js';
-import { type AppConfig, findShop, loadConfig } from '../src/config.js';
+import { type AppConfig, findShop, loadConfig } from '../src/config/app-config.js';
 import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';
 import { diffRuns } from '../src/store/diff-runs.js';

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../src/config.js';
-import { findShop } from '../src/config.js';
+import type { AppConfig } from '../src/config/app-config.js';
+import { findShop } from '../src/config/app-config.js';
 import { StoreError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { type Simulator, startSimulator } from '../src/simulator/index.js';

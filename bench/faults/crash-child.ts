@@ -3,7 +3,7 @@
  * power cut or the OOM killer would: no handler runs, nothing is flushed. Configured like the CLI, from the
  * environment. Prints the summary when the point was never reached, so the harness can tell.
  */
-import { findShop, loadConfig } from '../../src/config.js';
+import { findShop, loadConfig } from '../../src/config/app-config.js';
 import { createLogger } from '../../src/log.js';
 import { runSync, type SyncPoint } from '../../src/sync/index.js';
 

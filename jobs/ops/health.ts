@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { AppConfig, ShopConfig } from '../../src/config.js';
+import type { AppConfig, ShopConfig } from '../../src/config/app-config.js';
 import { type CompleteRun, overdueAfterSeconds } from './shop-runs.js';
 
 /** Longer than this and Redis counts as not answering: a health probe must answer quickly itself. */

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MarketplaceEvents } from '../../src/api/client.js';
-import type { AppConfig } from '../../src/config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
 import type { SyncSummary } from '../../src/sync/index.js';
 
 /** How a sync job ended: `retrying` failed an attempt and will run again, `failed` will not. */

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { AppConfig } from '../../src/config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
 import { DELIVER_JOB } from '../deliveries.js';
 import { type ShopJobData, type ShopQueues, SYNC_JOB, type SyncQueue } from '../queue.js';
 import { schedulerId } from '../schedulers.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { CronExpressionParser } from 'cron-parser';
-import type { AppConfig, ShopConfig } from '../../src/config.js';
+import type { AppConfig, ShopConfig } from '../../src/config/app-config.js';
 import { fromSqlite, openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { getRun, latestCompleteRun } from '../../src/store/run-records.js';

@@ -1,7 +1,7 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
-import { type AppConfig, readSecret } from '../../src/config.js';
+import { type AppConfig, readSecret } from '../../src/config/app-config.js';
 import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../job-events.js';
 import { HealthCheck } from './health.js';

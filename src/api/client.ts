@@ -1,7 +1,7 @@
+import { ENV_SETTING_NAMES, type SettingNames } from '../config/settings.js';
 import type { Item } from '../domain/item.js';
 import { InvalidItemError, ProtocolError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
-import { ENV_SETTING_NAMES, type SettingNames } from '../settings.js';
 import { AuthorizedRequests } from './auth/authorized-requests.js';
 import { type TokenEvents, TokenManager } from './auth/token-manager.js';
 import type { TokenStore } from './auth/token-store.js';
@@ -23,8 +23,8 @@ import { type ListingQuery, listingPath, validateListingQuery } from './listing/
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';
 
-export type { ListingFilters } from '../listing-filters.js';
-export type { SettingNames } from '../settings.js';
+export type { ListingFilters } from '../config/listing-filters.js';
+export type { SettingNames } from '../config/settings.js';
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export type { RetryOptions } from './http/retry.js';
 export type { ItemPage } from './listing/page-by-page.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { type AppConfig, type ShopConfig, shopWithCredentials } from '../config.js';
+import { type AppConfig, type ShopConfig, shopWithCredentials } from '../config/app-config.js';
 import type { Change } from '../domain/change.js';
 import { UsageError } from '../errors.js';
 import type { Logger } from '../log.js';

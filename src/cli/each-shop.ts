@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { type AppConfig, findShop, type ShopConfig } from '../config.js';
+import { type AppConfig, findShop, type ShopConfig } from '../config/app-config.js';
 import { InterruptedError, ShopsFailedError } from '../errors.js';
 
 export interface ShopChoice {

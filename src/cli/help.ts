@@ -1,4 +1,4 @@
-import { CONNECTION_VARIABLES, MAX_PER_PAGE } from '../config.js';
+import { CONNECTION_VARIABLES, MAX_PER_PAGE } from '../config/app-config.js';
 
 const SIM = 'MARKETPLACE_BASE_URL=http://127.0.0.1:4010';
 

@@ -1,4 +1,4 @@
-import { type AppConfig, loadConfig } from '../config.js';
+import { type AppConfig, loadConfig } from '../config/app-config.js';
 import { createLogger, type Logger } from '../log.js';
 import { StatusLine } from './progress.js';
 

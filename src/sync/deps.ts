@@ -1,5 +1,5 @@
 import type { MarketplaceEvents, RetryOptions, TokenStore } from '../api/client.js';
-import type { AppConfig } from '../config.js';
+import type { AppConfig } from '../config/app-config.js';
 import type { Logger } from '../log.js';
 import type { RunEnded, SyncPoint, SyncProgress } from './outcome.js';
 

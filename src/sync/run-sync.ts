@@ -1,7 +1,7 @@
 import { type ListingFilters, MarketplaceClient } from '../api/client.js';
 import { parseCheckpoint } from '../api/listing/checkpoint.js';
-import type { ShopConfig } from '../config.js';
-import { requireConnection } from '../config.js';
+import type { ShopConfig } from '../config/app-config.js';
+import { requireConnection } from '../config/app-config.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
 import { writeFeeds } from '../export/feeds.js';
 import type { Logger } from '../log.js';

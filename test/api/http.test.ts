@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/api/http/http-client.js';
 import { TransientError } from '../../src/api/http/retry.js';
-import { isLoopback, validateBaseUrl } from '../../src/base-url.js';
+import { isLoopback, validateBaseUrl } from '../../src/config/base-url.js';
 import { type ApiError, ConfigError } from '../../src/errors.js';
 
 const servers: Server[] = [];

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findShop } from '../../src/config.js';
+import { findShop } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/open.js';

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { findShop, loadConfig, requireConnection } from '../../src/config.js';
+import { findShop, loadConfig, requireConnection } from '../../src/config/app-config.js';
 import { tempDir } from '../store/fixtures.js';
 
 interface Service {

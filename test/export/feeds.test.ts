@@ -11,8 +11,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../../src/config.js';
-import { findShop } from '../../src/config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { findShop } from '../../src/config/app-config.js';
 import { StoreError } from '../../src/errors.js';
 import { writeFeeds } from '../../src/export/feeds.js';
 import { silentLogger } from '../../src/log.js';

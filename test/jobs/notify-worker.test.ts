@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, notifyQueueName, ShopQueues, syncQueueName } from '../../jobs/queue.js';
 import { startWorker } from '../../jobs/start-worker.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
-import { type AppConfig, loadConfig } from '../../src/config.js';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { CREDENTIALS, issuedToken, sampleItem, startScripted } from '../api/scripted-server.js';

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import {
   CREDENTIALS,

@@ -5,7 +5,7 @@ import { enqueueSync, syncQueueName } from '../../jobs/queue.js';
 import { RedisTokenStore } from '../../jobs/redis-token-store.js';
 import { startWorker } from '../../jobs/start-worker.js';
 import { TokenCipher } from '../../jobs/token-cipher.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/app-config.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { simEnv, tempDir } from '../store/fixtures.js';

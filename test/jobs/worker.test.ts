@@ -16,7 +16,7 @@ import {
 } from '../../jobs/queue.js';
 import { scheduledSyncProcessor, schedulerId } from '../../jobs/schedulers.js';
 import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
-import { type AppConfig, loadConfig } from '../../src/config.js';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';

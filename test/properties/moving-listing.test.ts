@@ -3,7 +3,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ListingWatch, runProblems, settlingProblems, viewRun } from '../../bench/faults/survivors.js';
-import { findShop, loadConfig } from '../../src/config.js';
+import { findShop, loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import type { ChurnFault, Simulator } from '../../src/simulator/index.js';
 import { startSimulator } from '../../src/simulator/index.js';

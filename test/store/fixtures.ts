@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { type AppConfig, loadConfig } from '../../src/config.js';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import type { Change } from '../../src/domain/change.js';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
 import type { Item } from '../../src/domain/item.js';

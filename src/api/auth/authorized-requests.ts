@@ -1,6 +1,6 @@
+import type { SettingNames } from '../../config/settings.js';
 import { CredentialsError, InterruptedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { SettingNames } from '../../settings.js';
 import { failedResponse } from '../http/failed-response.js';
 import type { HttpClient, HttpResponse } from '../http/http-client.js';
 import { RetryBudget, type RetryOptions, withRetry } from '../http/retry.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { ENV_SETTING_NAMES, type SettingNames } from '../../config/settings.js';
 import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { ENV_SETTING_NAMES, type SettingNames } from '../../settings.js';
 import { failedResponse } from '../http/failed-response.js';
 import type { HttpClient, HttpResponse } from '../http/http-client.js';
 import { type RetryBudget, withRetry } from '../http/retry.js';

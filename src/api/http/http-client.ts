@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors } from 'undici';
-import { validateBaseUrl } from '../../base-url.js';
+import { validateBaseUrl } from '../../config/base-url.js';
+import { ENV_SETTING_NAMES } from '../../config/settings.js';
 import { ApiError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
-import { ENV_SETTING_NAMES } from '../../settings.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';

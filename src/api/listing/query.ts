@@ -1,6 +1,10 @@
 import { z } from 'zod';
+import {
+  type ListingFilters,
+  listingFiltersSchema,
+  listingLocaleSchema,
+} from '../../config/listing-filters.js';
 import { UsageError } from '../../errors.js';
-import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from '../../listing-filters.js';
 
 /** How `f` travels in the query string; the spec leaves it open. `brackets`: `f[price]=…`, `dots`: `f.price=…`. */
 export type FilterEncoding = 'brackets' | 'dots';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import { MarketplaceClient } from '../../api/client.js';
-import { requireConnection, type ShopConfig } from '../../config.js';
+import { requireConnection, type ShopConfig } from '../../config/app-config.js';
 import type { StoreError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { shopPaths } from '../../store/paths.js';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { MAX_PER_PAGE } from '../../config.js';
+import { MAX_PER_PAGE } from '../../config/app-config.js';
 
 /** Commander argument parser for whole numbers from `min` to `max`, e.g. `--port`, `--items`. */
 export function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type AppConfig, findShop, isShopName } from '../../config.js';
+import { type AppConfig, findShop, isShopName } from '../../config/app-config.js';
 import { ConfigError } from '../../errors.js';
 import { openStore, type Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';

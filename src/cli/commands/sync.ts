@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { readSecret, type ShopConfig } from '../../config.js';
+import { readSecret, type ShopConfig } from '../../config/app-config.js';
 import { DeliveryError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';

@@ -9,7 +9,7 @@ import {
   triggerSyncs,
   waitForSyncs,
 } from '../../../jobs/trigger-syncs.js';
-import { type AppConfig, findShop } from '../../config.js';
+import { type AppConfig, findShop } from '../../config/app-config.js';
 import { UsageError } from '../../errors.js';
 import { summaryJson } from '../../sync/index.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';

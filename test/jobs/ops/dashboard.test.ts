@@ -5,7 +5,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueSync, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/app-config.js';
 import { silentLogger } from '../../../src/log.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import type { SyncSummary } from '../../../src/sync/index.js';

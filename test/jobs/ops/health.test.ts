@@ -5,7 +5,7 @@ import { HealthCheck } from '../../../jobs/ops/health.js';
 import { OpsMetrics } from '../../../jobs/ops/metrics.js';
 import { type OpsServer, startOpsServer } from '../../../jobs/ops/ops-server.js';
 import { syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/app-config.js';
 import { silentLogger } from '../../../src/log.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
 

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { OPS_LIMITS } from '../../../jobs/ops/ops-server.js';
 import { enqueueSync, type ShopJobData, syncQueueName } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
-import { type AppConfig, loadConfig } from '../../../src/config.js';
+import { type AppConfig, loadConfig } from '../../../src/config/app-config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';

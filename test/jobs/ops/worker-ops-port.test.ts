@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { enqueueSync, type ShopJobData, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
 import { markAnswered } from '../../../src/api/http/transport-failure.js';
-import { type AppConfig, loadConfig } from '../../../src/config.js';
+import { type AppConfig, loadConfig } from '../../../src/config/app-config.js';
 import { createLogger, silentLogger } from '../../../src/log.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import type { SyncSummary } from '../../../src/sync/index.js';

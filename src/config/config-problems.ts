@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 import type { SettingType } from './setting-types.js';
 
 /** One thing wrong with the configuration, naming the setting as the user wrote it. */

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../errors.js';
 import { validateBaseUrl } from './base-url.js';
 import { type FileSettings, readConfigFile, type Section } from './config-file.js';
 import { issueText, Problems } from './config-problems.js';
-import { ConfigError } from './errors.js';
 import {
   ACCESS,
   ALLOW_INSECURE_VARIABLE,

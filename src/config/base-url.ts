@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 import { ALLOW_INSECURE_VARIABLE, ENV_SETTING_NAMES } from './settings.js';
 
 /**
