@@ -7,28 +7,10 @@ import type { ListingCheckpoint } from './checkpoint.js';
 import type { RawPage } from './page-body.js';
 import type { ItemPage, PageRequest } from './page-by-page.js';
 import { type Received, receivedOf } from './page-readings.js';
+import { type FetchWindow, type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
 import { AdaptiveWindow, Slots } from './read-ahead.js';
 import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
-
-export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
-
-export interface ProvedReadOptions {
-  /** The largest `per_page` to ask for. */
-  readonly perPage: number;
-  readonly maxInFlight: number;
-  /** Listing requests before giving up on ever seeing the end. */
-  readonly maxRequests: number;
-  /** Where an interrupted run's reading stopped. */
-  readonly resume?: ListingCheckpoint;
-}
-
-/**
- * Why the listing cannot be read by overlapping windows: its pages do not start at `(page - 1) *
- * per_page` (short pages that shift the pages after them, or `per_page` ignored), or it moves too fast
- * for any answer to hold a proved item. The caller reads it page by page instead.
- */
-export class WindowsMisaligned extends Error {}
 
 /** Readings without a new proved item before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
@@ -64,7 +46,10 @@ type Settled = { ok: true; raw: RawPage } | { ok: false; error: unknown };
  * backs up until one does. The end is believed after two answers that end at the same proved item and
  * one for the window after it that holds nothing new.
  */
-export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions): AsyncGenerator<ItemPage> {
+export const readProved: Paginator = async function* readProved(
+  fetch: FetchWindow,
+  options: ListingReadOptions,
+): AsyncGenerator<ItemPage> {
   const reading = new ProvedReading(options);
   const window = new AdaptiveWindow(options.maxInFlight);
   const slots = new Slots(options.maxInFlight);
@@ -123,7 +108,7 @@ export async function* readProved(fetch: FetchWindow, options: ProvedReadOptions
     batch.abort();
     await Promise.all([...queue, ...dropped].map((planned) => planned.result));
   }
-}
+};
 
 function batchController(maxInFlight: number): AbortController {
   const controller = new AbortController();
@@ -163,7 +148,7 @@ class ProvedReading {
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
 
-  constructor(private readonly options: ProvedReadOptions) {
+  constructor(private readonly options: ListingReadOptions) {
     const { resume } = options;
     this.maxPerPage = Math.min(options.perPage, resume?.maxPerPage ?? options.perPage);
     this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);

@@ -1,0 +1,33 @@
+import type { ListingCheckpoint } from './checkpoint.js';
+import type { RawPage } from './page-body.js';
+import type { ItemPage, PageRequest } from './page-by-page.js';
+import type { ListingWindow } from './window.js';
+
+/** What a paginator asks the client for: the answer to one window of the listing. */
+export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
+
+export interface ListingReadOptions {
+  /** The largest `per_page` to ask for. */
+  readonly perPage: number;
+  readonly maxInFlight: number;
+  /** Listing requests before giving up on ever seeing the end. */
+  readonly maxRequests: number;
+  /** Where an interrupted run's reading stopped. */
+  readonly resume?: ListingCheckpoint;
+}
+
+/**
+ * One way to read a whole listing into pages of items (as dlt's paginators are, for a REST source): it
+ * decides which windows to ask for, and when the listing has ended. `readListing` tries its paginators
+ * in turn; one that finds it cannot read this listing throws `WindowsMisaligned`, and the next takes
+ * over from what was read.
+ */
+export type Paginator = (fetch: FetchWindow, options: ListingReadOptions) => AsyncGenerator<ItemPage>;
+
+/**
+ * Why the listing cannot be read by overlapping windows: its pages do not start at `(page - 1) *
+ * per_page` (short pages that shift the pages after them, or `per_page` ignored), it moves too fast
+ * for any answer to hold a proved item, or an item alone exceeds the response cap. The next paginator
+ * reads it page by page instead.
+ */
+export class WindowsMisaligned extends Error {}
