@@ -41,6 +41,12 @@ describe("the tests' Redis (test/global-setup.ts)", () => {
     expect(await ping(redis.url)).toMatch(/ECONNREFUSED/);
   });
 
+  it('fails naming the started server when it stops before it answers', async () => {
+    await expect(testRedis(SILENT_REDIS_URL, 'false')).rejects.toThrow(
+      /^The tests' false did not answer at redis:\/\/127\.0\.0\.1:\d+\/9 \(connect ECONNREFUSED /,
+    );
+  });
+
   it('is one sentence saying what to install when none answers and no redis-server can be started', async () => {
     const redis = await testRedis('redis://:s3cret@127.0.0.1:1/9', 'no-such-redis-server');
     expect(redis).toEqual({

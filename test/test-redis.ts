@@ -4,12 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connectRedis, displayRedisUrl } from '../jobs/redis.js';
 import { freePort } from './jobs/ops/ops-fixtures.js';
 
-/**
- * The machine's Redis, on a database of the tests' own: never 0, where a developer's own data may live.
- * The tests use database 9 of whichever Redis they get.
- */
-export const MACHINE_REDIS_URL = 'redis://127.0.0.1:6379/9';
+/** A database of the tests' own: never 0, where a developer's own data may live. */
 const TEST_DATABASE = 9;
+/** The machine's Redis, on the tests' database. */
+export const MACHINE_REDIS_URL = `redis://127.0.0.1:6379/${TEST_DATABASE}`;
 const ANSWER_WITHIN_MS = 2_000;
 const READY_WITHIN_MS = 10_000;
 /** The end of a started server's output kept for the message when it stops before it answers. */
@@ -45,13 +43,20 @@ async function stopped(child: ChildProcess): Promise<void> {
 }
 
 /** Polls the started server until it answers; throws with its output when it exits or stays silent. */
-async function untilReady(child: ChildProcess, url: string, output: () => string): Promise<void> {
+async function untilReady(
+  child: ChildProcess,
+  command: string,
+  url: string,
+  output: () => string,
+): Promise<void> {
   const deadline = Date.now() + READY_WITHIN_MS;
   let reason = await refusal(url, ANSWER_WITHIN_MS);
   while (reason !== undefined) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stopped(child);
-      throw new Error(`The tests' redis-server did not answer at ${url} (${reason}): ${output()}`);
+      throw new Error(
+        `The tests' ${command} did not answer at ${url} (${reason}): ${output() || 'it printed nothing'}`,
+      );
     }
     await sleep(50);
     reason = await refusal(url, ANSWER_WITHIN_MS);
@@ -82,7 +87,7 @@ async function startRedisServer(command: string): Promise<({ url: string } & Sto
     throw error;
   }
   const url = `redis://127.0.0.1:${port}/${TEST_DATABASE}`;
-  await untilReady(child, url, () => output);
+  await untilReady(child, command, url, () => output);
   return { url, stop: () => stopped(child) };
 }
 
