@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ProbeReport, probeFile } from './probe.js';
@@ -48,14 +49,17 @@ export function readProbe(pid: number): ProbeReport {
   return report;
 }
 
-/** `node --import probe <script> <args>` with only PATH and HOME from this process plus `env`. */
+/**
+ * `node --import probe <script> <args>` with only PATH and HOME from this process plus `env`, and this
+ * process's temporary folder, where the probe writes the report that readProbe reads.
+ */
 export function spawnProbed(
   script: string,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
 ) {
   return spawn(process.execPath, ['--import', PROBE, script, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

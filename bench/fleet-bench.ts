@@ -2,13 +2,12 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { ShopQueues } from '../jobs/queue.js';
 import { connectRedis } from '../jobs/redis.js';
-import { silentLogger } from '../src/log.js';
 import type { SimStats } from '../src/simulator/index.js';
 import type { SyncSummary } from '../src/sync/index.js';
 import type { BaselineShop, BaselineWork } from './baseline-client.js';
 import { BASELINE, CLI, measure, readProbe, spawnProbed } from './child.js';
+import { deleteKeysUnder } from './redis-keys.js';
 import { type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
 
 /** Syncs one worker process runs at once (WORKER_CONCURRENCY) and requests each keeps in flight. */
@@ -16,7 +15,11 @@ const WORKER_CONCURRENCY = 4;
 const MAX_IN_FLIGHT = 8;
 const LATENCY_MS = 30;
 const CLOCK_TICKS_PER_SECOND = 100;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * The machine's Redis, on a database of the bench's own: never 0, where a developer's own data may live,
+ * nor the tests' 9. Every key a run writes is deleted when it ends.
+ */
+export const BENCH_REDIS_URL = 'redis://127.0.0.1:6379/10';
 
 export interface FleetRound {
   name: string;
@@ -107,10 +110,15 @@ function startWorker(env: Record<string, string>): Promise<ChildProcessByStdio<n
   });
 }
 
-async function stopWorker(child: ChildProcessByStdio<null, Readable, Readable>): Promise<number> {
+async function ended(child: ChildProcessByStdio<null, Readable, Readable>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const closed = new Promise((resolve) => child.on('close', resolve));
   child.kill('SIGTERM');
   await closed;
+}
+
+async function stopWorker(child: ChildProcessByStdio<null, Readable, Readable>): Promise<number> {
+  await ended(child);
   return readProbe(child.pid as number).loopMaxMs;
 }
 
@@ -184,6 +192,7 @@ async function withWorkers(
   shops: readonly BaselineShop[],
   count: number,
   root: string,
+  redisUrl: string,
 ): Promise<FleetWorkers> {
   const inFlight = count * Math.min(WORKER_CONCURRENCY, shops.length) * MAX_IN_FLIGHT;
   const items = shops[0]?.items ?? 0;
@@ -204,7 +213,7 @@ async function withWorkers(
   const env = {
     SHOP_SYNC_CONFIG: configFile,
     SYNC_QUEUE_PREFIX: prefix,
-    REDIS_URL,
+    REDIS_URL: redisUrl,
     OPS_PORT: '0',
     WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
     SYNC_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
@@ -222,33 +231,32 @@ async function withWorkers(
     for (const worker of workers.splice(0)) loopMaxMs = Math.max(loopMaxMs, await stopWorker(worker));
     return { workers: count, inFlight, baseline, rounds: [first, unchanged], loopMaxMs };
   } finally {
-    for (const worker of workers) worker.kill('SIGTERM');
-    await removeQueues(prefix, names);
+    // Stopped first: a worker still running would write its keys again.
+    await Promise.all(workers.map(ended));
+    await removeKeys(redisUrl, prefix);
   }
 }
 
-/** The round's queues (every shop's syncs, the ticks and their schedulers), gone from Redis. */
-async function removeQueues(prefix: string, shops: readonly string[]): Promise<void> {
-  const redis = await connectRedis(REDIS_URL);
-  const queues = new ShopQueues(redis, prefix, silentLogger());
+/** Every key of the round (queues, schedules, tokens), gone from Redis. */
+async function removeKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = await connectRedis(redisUrl);
   try {
-    for (const shop of shops) queues.of(shop);
-    for (const queue of queues.all()) await queue.obliterate({ force: true });
+    await deleteKeysUnder(redis, prefix);
   } finally {
-    await queues.close();
     await redis.quit();
   }
 }
 
 /**
- * `shops` shops of `items` items at 30 ms per request, synced through Redis by each number of worker
- * processes in turn, each against a baseline client with as many requests in flight.
+ * `shops` shops of `items` items at 30 ms per request, synced through the Redis at `redisUrl` by each
+ * number of worker processes in turn, each against a baseline client with as many requests in flight.
  */
 export async function runFleet(
   shops: number,
   items: number,
   workerCounts: readonly number[],
   root: string,
+  redisUrl: string,
 ): Promise<FleetResult> {
   const sim = await startSimulatorProcess([
     '--shops',
@@ -263,7 +271,7 @@ export async function runFleet(
   try {
     const list = shopList(sim, shops, items);
     const runs: FleetWorkers[] = [];
-    for (const count of workerCounts) runs.push(await withWorkers(sim, list, count, root));
+    for (const count of workerCounts) runs.push(await withWorkers(sim, list, count, root, redisUrl));
     return { shops, itemsPerShop: items, latencyMs: LATENCY_MS, runs };
   } finally {
     await sim.close();

@@ -4,13 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type FleetResult, runFleet } from './fleet-bench.js';
+import { BENCH_REDIS_URL, type FleetResult, runFleet } from './fleet-bench.js';
 import { runSingle, type SingleResult } from './single.js';
 
 /**
  * `npm run bench [-- --items N --latencies 0,30]`: one shop against a simulator process, every figure a
  * ratio against the baseline client of the same run. `npm run bench -- --fleet [--shops S --shop-items M
- * --workers 1,2]`: many shops through Redis and worker processes. Each run writes its figures to bench/results/.
+ * --workers 1,2 --redis-url URL]`: many shops through Redis and worker processes. Each run writes its figures
+ * to bench/results/.
  */
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     'shop-items': { type: 'string', default: '2000' },
     latencies: { type: 'string', default: '0,30' },
     workers: { type: 'string', default: '1,2' },
+    'redis-url': { type: 'string', default: BENCH_REDIS_URL },
     out: { type: 'string', default: path.join(REPO, 'bench/results') },
   },
 });
@@ -173,6 +175,7 @@ async function main(): Promise<void> {
             count('shop-items', values['shop-items']),
             counts('workers', values.workers, 1),
             root,
+            values['redis-url'],
           ),
         }
       : {

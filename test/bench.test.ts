@@ -3,7 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from './jobs/redis-fixtures.js';
 
 const run = promisify(execFile);
 
@@ -45,7 +47,17 @@ describe('npm run bench (smoke, tiny sizes)', () => {
     for (const row of single.rows) expect(Number.isFinite(row.timeVsBaseline)).toBe(true);
   });
 
-  it('syncs a fleet through Redis with two worker processes, one login per shop', async () => {
+  /** The keys of every fleet run: `shop-sync-bench-<pid>-<workers>-<time>:…`. */
+  async function benchKeys(): Promise<string[]> {
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      return await redis.keys('shop-sync-bench-*');
+    } finally {
+      await redis.quit();
+    }
+  }
+
+  it('syncs a fleet through the given Redis with two worker processes, one login per shop, and leaves no key', async () => {
     out = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-smoke-'));
     await run(process.execPath, [
       'dist/bench/run.js',
@@ -56,6 +68,8 @@ describe('npm run bench (smoke, tiny sizes)', () => {
       '200',
       '--workers',
       '2',
+      '--redis-url',
+      TEST_REDIS_URL,
       '--out',
       out,
     ]);
@@ -75,5 +89,26 @@ describe('npm run bench (smoke, tiny sizes)', () => {
       ]);
       expect(rounds.map((r) => r.passwordLogins)).toEqual([3, 0]);
     }
+    expect(await benchKeys()).toEqual([]);
+  });
+
+  it('fails naming the Redis it was given when that one does not answer', async () => {
+    out = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-smoke-'));
+    const fleet = run(process.execPath, [
+      'dist/bench/run.js',
+      '--fleet',
+      '--shops',
+      '1',
+      '--shop-items',
+      '10',
+      '--workers',
+      '1',
+      '--redis-url',
+      'redis://127.0.0.1:1/9',
+      '--out',
+      out,
+    ]);
+    await expect(fleet).rejects.toThrow('Redis at redis://127.0.0.1:1/9 (REDIS_URL) does not answer');
+    expect(readdirSync(out)).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';
 import { HOSTILE_ACCESS_TOKEN_SENTENCE } from '../helpers/hostile-tokens.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 const BUDGET_SECONDS = 3;
@@ -16,7 +16,6 @@ let env: Record<string, string>;
 let worker: ChildProcess | undefined;
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 40, seed: 9 });
   temp = tempDir('shop-sync-worker-permanent-');
   env = {

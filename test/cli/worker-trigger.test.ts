@@ -12,7 +12,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
@@ -21,7 +21,6 @@ let env: Record<string, string>;
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 300, seed: 21 });
 });
 afterAll(() => sim?.close());

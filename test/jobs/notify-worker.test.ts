@@ -11,7 +11,7 @@ import { type Received, Receiver, validSignature } from '../helpers/receiver.js'
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 import { freePort, metricsOnce, sample } from './ops/ops-fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 const SECRET = 'worker-notify-secret';
 let sim: Simulator;
@@ -22,7 +22,6 @@ let prefix: string;
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 80, seed: 17 });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });

@@ -12,7 +12,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { CREDENTIALS, issuedToken, sampleItem, startScripted } from '../api/scripted-server.js';
 import { HOSTILE_ACCESS_TOKEN_SENTENCE, HOSTILE_ACCESS_TOKENS } from '../helpers/hostile-tokens.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 const BUDGET_SECONDS = 3;
 
@@ -24,7 +24,6 @@ let queues: ShopQueues;
 let worker: WorkerHandle | undefined;
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 40, seed: 7 });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });

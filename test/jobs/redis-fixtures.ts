@@ -1,40 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { inject } from 'vitest';
+import { deleteKeysUnder } from '../../bench/redis-keys.js';
 
 /**
- * The Redis the tests use: TEST_REDIS_URL, or a local one on a database of the tests' own (never 0,
- * where a developer's own data may live).
+ * The Redis the tests use, found once for the run by test/global-setup.ts: TEST_REDIS_URL or the machine's,
+ * on a database of the tests' own, or a redis-server started for the run. When there is none, every file
+ * that needs Redis fails at once with the sentence saying what to install, instead of crawling through
+ * its timeouts; the others run.
  */
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
-
-const ANSWER_WITHIN_MS = 2_000;
-
-/**
- * Throws one sentence at once when the tests' Redis does not answer, instead of letting every test
- * crawl through its timeouts. Call it in `beforeAll` of each file that needs Redis.
- */
-export async function requireRedis(): Promise<void> {
-  const redis = new Redis(TEST_REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: ANSWER_WITHIN_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  let refused: Error | undefined;
-  redis.on('error', (error: Error) => {
-    refused = error;
-  });
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new Error(
-      `These tests need Redis at ${TEST_REDIS_URL} (${(refused ?? (error as Error)).message}): start one with \`redis-server\` or \`docker run -p 6379:6379 redis:7\`, or set TEST_REDIS_URL.`,
-    );
-  } finally {
-    redis.disconnect();
-  }
+function testRedisUrl(): string {
+  const address = inject('testRedis');
+  if ('missing' in address) throw new Error(address.missing);
+  return address.url;
 }
+
+export const TEST_REDIS_URL = testRedisUrl();
 
 /** A key prefix no other test file uses, so that files run in parallel against one Redis. */
 export function uniquePrefix(name: string): string {
@@ -45,12 +26,7 @@ export function uniquePrefix(name: string): string {
 export async function deletePrefix(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysUnder(redis, prefix);
   } finally {
     await redis.quit();
   }

@@ -13,7 +13,7 @@ import {
   startScripted,
 } from '../api/scripted-server.js';
 import { tempDir } from '../store/fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 const BUDGET_SECONDS = 2;
 const PER_PAGE = 2;
@@ -25,7 +25,6 @@ const prefix = uniquePrefix('budget');
 const temp = tempDir('shop-sync-budget-');
 
 beforeAll(async () => {
-  await requireRedis();
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   let grants = 0;
   // The first login works and so does page 1 (full, so the reader reads ahead); then the token is

@@ -9,11 +9,10 @@ import { loadConfig } from '../../src/config/app-config.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let redis: Redis;
 beforeAll(async () => {
-  await requireRedis();
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });
 afterAll(() => redis.quit());

@@ -6,7 +6,7 @@ import { MarketplaceClient } from '../../src/api/client.js';
 import { InterruptedError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
 let prefix: string;
@@ -15,7 +15,6 @@ let first: Redis;
 let second: Redis;
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 200, seed: 3, expiresIn: 1 });
   first = new Redis(TEST_REDIS_URL);
   second = new Redis(TEST_REDIS_URL);

@@ -25,7 +25,7 @@ import { shopPaths } from '../../src/store/paths.js';
 import { listRuns } from '../../src/store/run-records.js';
 import type { SyncSummary } from '../../src/sync/index.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
@@ -35,7 +35,6 @@ let queues: ShopQueues;
 const workers: WorkerHandle[] = [];
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 120, seed: 5 });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueSync, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
@@ -9,22 +8,11 @@ import { loadConfig } from '../../../src/config/app-config.js';
 import { silentLogger } from '../../../src/log.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import type { SyncSummary } from '../../../src/sync/index.js';
+import { launchChromium } from '../../helpers/chromium.js';
 import { simEnv, tempDir } from '../../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
 import { freePort } from './ops-fixtures.js';
 
-/** Debian's chromium; .ci/run installs it (apt-get install chromium). The network here is closed. */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Words on a control that would change a job or the queue. */
 const CHANGING =
   /retry|clean|pause|resume|promote|delete|remove|add|empty|obliterate|duplicate|update|discard/i;
@@ -42,11 +30,6 @@ let jobId: string;
 const SHOP_QUEUE = syncQueueName('shop');
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does.`,
-    );
-  }
   sim = await startSimulator({ items: 40, seed: 3 });
   temp = tempDir('shop-sync-dashboard-');
   prefix = uniquePrefix('dashboard');
@@ -68,7 +51,7 @@ beforeAll(async () => {
   } finally {
     await events.close();
   }
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

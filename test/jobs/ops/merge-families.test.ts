@@ -3,14 +3,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeFamilies } from '../../../jobs/ops/ops-server.js';
 import { syncQueueName } from '../../../jobs/queue.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
 
 const prefix = uniquePrefix('merge-families');
 let redis: Redis;
 let queues: Queue[];
 
 beforeAll(async () => {
-  await requireRedis();
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   queues = ['north', 'south'].map((shop) => new Queue(syncQueueName(shop), { connection: redis, prefix }));
   const [north, south] = queues as [Queue, Queue];

@@ -16,7 +16,7 @@ import { type Simulator, startSimulator } from '../../../src/simulator/index.js'
 import type { SyncSummary } from '../../../src/sync/index.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 import { simEnv, tempDir } from '../../store/fixtures.js';
-import { deletePrefix, requireRedis, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
+import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../redis-fixtures.js';
 import { freePort } from './ops-fixtures.js';
 
 let sim: Simulator;
@@ -29,7 +29,6 @@ let worker: WorkerHandle | undefined;
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  await requireRedis();
   sim = await startSimulator({ items: 300, seed: 23 });
   redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
 });
