@@ -187,7 +187,7 @@ export const SHOP = {
     default: undefined,
     shownDefault: 'none: no notifications',
     meaning:
-      "where each finished run is POSTed (see [Notifications](#notifications)); a top-level `notify_url` in a file is every shop's default",
+      "where each finished run is POSTed (see [Notifications](docs/operations.md#notifications)); a top-level `notify_url` in a file is every shop's default",
     hidden: true,
     topLevelDefault: true,
   }),
