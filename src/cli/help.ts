@@ -1,4 +1,4 @@
-import { CONNECTION_VARIABLES, MAX_PER_PAGE } from '../config/app-config.js';
+import { APP, CONNECTION_VARIABLES, MAX_PER_PAGE, SHOP, SOURCES, variable } from '../config/settings.js';
 
 const SIM = 'MARKETPLACE_BASE_URL=http://127.0.0.1:4010';
 
@@ -12,7 +12,7 @@ Example:
   sync: `
 Environment (or a SHOP_SYNC_CONFIG file; each secret also as NAME_FILE):
   ${CONNECTION_VARIABLES.join('\n  ')}
-  SHOP_NAME, DATA_DIR, SYNC_PER_PAGE (at most ${MAX_PER_PAGE}), LOG_LEVEL, LOG_FORMAT
+  ${variable(SOURCES.shopName)}, ${variable(APP.dataDir)}, ${variable(SHOP.perPage)} (at most ${MAX_PER_PAGE}), ${variable(APP.logLevel)}, ${variable(APP.logFormat)}
 
 Example:
   $ ${SIM} MARKETPLACE_CLIENT_ID=demo-client MARKETPLACE_CLIENT_SECRET=demo-secret \\
