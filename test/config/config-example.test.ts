@@ -1,0 +1,42 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { findShop, loadConfig, requireConnection } from '../../src/config/app-config.js';
+
+it('the bundled example config loads both shops once its secret files exist', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'shop-sync-example-'));
+  for (const name of ['north_client_secret', 'north_password', 'south_client_secret', 'south_password']) {
+    writeFileSync(path.join(dir, name), `${name}-value\n`);
+  }
+  const text = readFileSync('config/shops.example.yaml', 'utf8').replaceAll('/run/secrets/', `${dir}/`);
+  const file = path.join(dir, 'shops.yaml');
+  writeFileSync(file, text);
+
+  const config = loadConfig({ SHOP_SYNC_CONFIG: file });
+  expect(config).toMatchObject({
+    dataDir: '/data',
+    keepRuns: 30,
+    resumeWindowMinutes: 60,
+    feedsGzip: false,
+    logFormat: 'json',
+    maxInFlight: 8,
+    shutdownGraceSeconds: 20,
+    opsPort: 9464,
+  });
+  expect(findShop(config, 'north-store').perPage).toBe(100);
+  expect(requireConnection(findShop(config, 'north-store')).password).toBe('north_password-value');
+  expect(findShop(config, 'south-store')).toMatchObject({
+    order: 'title',
+    locale: 'it',
+    filters: { shipping_to: 'IT' },
+  });
+});
+
+it('the bundled example config loads without its secret files; only a shop in use needs them', () => {
+  const config = loadConfig({ SHOP_SYNC_CONFIG: 'config/shops.example.yaml' });
+  expect(Object.keys(config.shops)).toEqual(['north-store', 'south-store']);
+  expect(() => requireConnection(findShop(config, 'south-store'))).toThrow(
+    'shops.south-store.client_secret_file names /run/secrets/south_client_secret, which cannot be read (ENOENT).',
+  );
+});
