@@ -26,8 +26,6 @@ export interface ItemPage {
 }
 
 export interface PageReadOptions {
-  /** The first page to read (1-based); a resumed run starts after its checkpoint. */
-  readonly startPage?: number;
   /** The most listing requests in flight at once (read-ahead and re-reads); 1 reads one page at a time. */
   readonly maxInFlight?: number;
   /** Pages read before giving up on ever seeing the end. */
@@ -54,7 +52,7 @@ export interface PageRequest {
 export type FetchPage = (page: number, request: PageRequest) => Promise<RawPage>;
 
 /**
- * Reads pages from `startPage` to the end of the listing, yielding them in order. Nothing about one
+ * Reads pages from page 1 to the end of the listing, yielding them in order. Nothing about one
  * answer is believed on its own:
  * - a page is held back until its successor is known; a page that may be short (see `mayBeShort`) and
  *   is followed by a non-empty page is read again until two readings agree (a server may leave out the
@@ -70,11 +68,10 @@ export async function* readPages(
   fetchPage: FetchPage,
   options: PageReadOptions = {},
 ): AsyncGenerator<ItemPage> {
-  const startPage = options.startPage ?? 1;
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
-  checkOptions(startPage, maxInFlight, maxPages);
-  const lastPage = startPage + maxPages - 1;
+  checkOptions(maxInFlight, maxPages);
+  const lastPage = maxPages;
   const abort = new AbortController();
   // Each request in flight listens for the abort twice (its request and its retry wait).
   setMaxListeners(Math.max(10, maxInFlight * 2 + 2), abort.signal);
@@ -82,12 +79,12 @@ export async function* readPages(
   const slots = new Slots(maxInFlight);
   const request = (page: number): PageRequest => ({
     signal: abort.signal,
-    first: page === startPage,
+    first: page === 1,
     pushedBack: () => window.shrink(),
   });
   const fetch = (page: number) => slots.run(() => fetchPage(page, request(page)));
   const read = async (page: number) => receivedOf(await fetch(page));
-  const ahead = new ReadAhead(fetch, startPage, lastPage, window);
+  const ahead = new ReadAhead(fetch, 1, lastPage, window);
   const guard = new ListingGuard(options.pageSize);
   let held: PageReadings | undefined;
   /** Pages up to this one are read once more: they may have been served before the listing moved. */
@@ -97,7 +94,7 @@ export async function* readPages(
       const next = await ahead.take();
       if (!next) {
         throw new ProtocolError(
-          `The listing had no empty page after ${maxPages} pages (pages ${startPage}..${lastPage}); stopped rather than read forever.`,
+          `The listing had no empty page after ${maxPages} pages (pages 1..${lastPage}); stopped rather than read forever.`,
         );
       }
       let reading = receivedOf(next.raw);
@@ -158,9 +155,8 @@ async function confirm(
   }
 }
 
-function checkOptions(startPage: number, maxInFlight: number, maxPages: number): void {
+function checkOptions(maxInFlight: number, maxPages: number): void {
   const positive = (n: number) => Number.isInteger(n) && n >= 1;
-  if (!positive(startPage)) throw new UsageError(`startPage must be a positive integer, got ${startPage}`);
   if (!positive(maxInFlight))
     throw new UsageError(`maxInFlight must be a positive integer, got ${maxInFlight}`);
   if (!positive(maxPages)) throw new UsageError(`maxPages must be a positive integer, got ${maxPages}`);
