@@ -13,13 +13,15 @@ import { requireConnection } from './config.js';
 import type { Item } from './domain/item.js';
 import { ITEM_FIELDS } from './domain/item-fields.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from './errors.js';
-import { writeFeeds } from './export/feeds.js';
+import { type FeedOptions, writeFeeds } from './export/feeds.js';
+import { openReader } from './export/reader.js';
 import type { Logger } from './log.js';
 import { commitRun } from './store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from './store/lease.js';
 import { isSqliteError, openStore, type Store, storeError } from './store/open.js';
-import { shopPaths } from './store/paths.js';
+import { type ShopPaths, shopPaths } from './store/paths.js';
 import { pruneRuns } from './store/prune.js';
+import { markPublished } from './store/published.js';
 import { confirmRemovals } from './store/removals.js';
 import {
   beginRun,
@@ -240,7 +242,7 @@ async function syncHeld(
   if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
   const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);
   deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
-  await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
+  await publishFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
   // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
   await discardRunData(store, start.run, { complete: true });
   if (deps.config.keepRuns !== null) {
@@ -255,6 +257,24 @@ async function syncHeld(
     duration_ms: Date.now() - started,
   };
   return { summary, rereads: counts.rereads };
+}
+
+/**
+ * Writes the feeds of complete run `run`, read through a connection of their own (lease renewals and
+ * progress go on through `store`'s meanwhile), and records on `store` that they are published.
+ */
+export async function publishFeeds(
+  store: Store,
+  paths: ShopPaths,
+  run: number,
+  options: Omit<FeedOptions, 'record'>,
+): Promise<void> {
+  const reader = openReader(store);
+  try {
+    await writeFeeds(reader, paths, run, { ...options, record: () => markPublished(store, run) });
+  } finally {
+    reader.close();
+  }
 }
 
 /**
