@@ -45,7 +45,8 @@ export function storedValue(value: Item[keyof Item]): SqlValue {
   return value as SqlValue;
 }
 
-const asNumber = (value: Item[keyof Item]): SqlValue => (value === null ? null : Number(value));
+/** A decimal's REAL in `snapshot.sqlite`: the number JavaScript reads from its exact text. */
+export const decimalReal = (value: Item[keyof Item]): SqlValue => (value === null ? null : Number(value));
 
 function field(
   name: ItemField['name'],
@@ -58,7 +59,7 @@ function field(
   const snapshot: SnapshotColumn[] =
     kind === 'decimal'
       ? [
-          { column: name, sqlType: 'REAL', notNull: !nullable, value: asNumber },
+          { column: name, sqlType: 'REAL', notNull: !nullable, value: decimalReal },
           { ...stored, column: `${name}_text` },
         ]
       : [stored];

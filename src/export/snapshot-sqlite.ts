@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { SnapshotColumn } from '../domain/item-fields.js';
+import { decimalReal, type SnapshotColumn } from '../domain/item-fields.js';
 import {
   CHANGE_TABLE_COLUMNS,
   ITEM_TABLE_COLUMNS,
@@ -9,7 +9,6 @@ import {
 import { type ItemSource, storeItems } from './inventory-csv.js';
 import type { RunContents } from './run-contents.js';
 import { inBatches, inKeyRanges, inRange, inSlices, keyed, SLICE } from './slices.js';
-import { decimalRealSql, registerJsConversions } from './sql-values.js';
 
 /**
  * `snapshot.sqlite`: one complete run, self-contained, for consumers that would rather query than
@@ -195,7 +194,7 @@ async function withSnapshot(
     db.pragma('synchronous = OFF');
     attach(db, storePath, 'store');
     db.pragma(`cache_size = ${CACHE_SIZE}`);
-    registerJsConversions(db);
+    db.function('decimal_real', { deterministic: true }, decimalReal);
     await fill(db);
     return { items: SNAPSHOT_ITEMS, db, close: () => db.close() };
   } catch (error) {
@@ -233,11 +232,12 @@ const names = (columns: readonly { column: string }[]) => columns.map((c) => c.c
 
 /**
  * What each column holds, from the store's value of its field: the store keeps values as the
- * snapshot does (`storedValue`), except that a decimal's REAL column is computed from its text.
+ * snapshot does (`storedValue`), except that a decimal's REAL column is computed from its text, by
+ * JavaScript (`decimalReal`) so that it is exactly the number a consumer's `Number(text)` reads.
  */
 const values = (columns: readonly ItemTableColumn[]) =>
   columns
-    .map((c) => (c.sqlType === 'REAL' ? decimalRealSql(STORE.column(c.field)) : STORE.column(c.field)))
+    .map((c) => (c.sqlType === 'REAL' ? `decimal_real(${STORE.column(c.field)})` : STORE.column(c.field)))
     .join(', ');
 
 /**
