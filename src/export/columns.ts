@@ -32,6 +32,25 @@ export const INVENTORY_FIELDS: readonly InventoryField[] = Object.freeze(
   ),
 );
 
+/**
+ * `inventory.csv`'s columns over an item's stored values (`storedValue`), selected in
+ * `INVENTORY_FIELDS` order: a list is written as its elements separated by single spaces.
+ */
+export const INVENTORY_COLUMNS: readonly CsvColumn<readonly SqlValue[]>[] = Object.freeze(
+  INVENTORY_FIELDS.map((field, at) => ({
+    name: field.csv.column,
+    text: field.csv.text,
+    value: (row: readonly SqlValue[]) => cellValue(field, row[at] ?? null),
+  })),
+);
+
+function cellValue(field: InventoryField, stored: SqlValue): CellValue {
+  if (stored === null) return null;
+  if (field.kind === 'list') return (JSON.parse(stored as string) as string[]).join(' ');
+  if (field.kind === 'boolean') return stored === 1;
+  return stored;
+}
+
 /** The item fields whose values `changes.csv` shows before and after, in the contract's order. */
 const SIDE_FIELDS = ['price', 'quantity', 'published'] as const;
 

@@ -2,7 +2,7 @@ import { PassThrough, Writable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CsvColumn } from '../../src/export/columns.js';
-import { CELL_END, csvCell, csvRecords, RECORD_END, writeCsv } from '../../src/export/csv.js';
+import { csvCell, writeCsv } from '../../src/export/csv.js';
 import { csvStringifyRecord, trickyText } from './expected.js';
 
 interface Row {
@@ -69,31 +69,6 @@ describe('the CSV rules, held to the csv-stringify output they replace', () => {
         expect(Buffer.from(record)).toEqual(Buffer.from(csvStringifyRecord(cells, text)));
       }),
       { numRuns: 500 },
-    );
-  });
-
-  it('csvRecords writes cells handed over as bytes as csvCell writes them, byte for byte', () => {
-    const record = fc.array(trickyText, { minLength: 1, maxLength: 5 });
-    fc.assert(
-      fc.property(
-        fc.array(record, { minLength: 1, maxLength: 4 }),
-        fc.array(fc.boolean()),
-        (records, text) => {
-          const cells = records.map((cellsOf) =>
-            cellsOf.map((value, n) =>
-              Buffer.concat([
-                Buffer.from(value),
-                Buffer.from([n < cellsOf.length - 1 ? CELL_END : RECORD_END]),
-              ]),
-            ),
-          );
-          const expected = records.map(
-            (cellsOf) => `${cellsOf.map((value, n) => csvCell(value, text[n] === true)).join(',')}\n`,
-          );
-          expect(csvRecords(Buffer.concat(cells.flat()), text)).toEqual(Buffer.from(expected.join('')));
-        },
-      ),
-      { numRuns: 2000 },
     );
   });
 });
