@@ -26,7 +26,6 @@ import {
   isSnapshotOf,
   reuseSnapshotSqlite,
   type SnapshotSqlite,
-  updateSnapshotSqlite,
 } from './snapshot-sqlite.js';
 
 /** Where publishing the feeds has got to; the fault suite kills the process at each. */
@@ -123,9 +122,9 @@ interface FeedsTarget {
 
 /**
  * Writes the three feeds into `target.dir`. When the published snapshot is that of the run the
- * changes count from, the new one's unchanged items are copied from it; with no changes at all it
- * is a copy of it, and the published inventory CSV is shared. Otherwise the snapshot is built from
- * the store. Returns whether the published feeds were the start.
+ * changes count from and there are no changes, the new one is a copy of it and the published
+ * inventory CSV is shared. Otherwise the snapshot is built from the store. Returns whether the
+ * published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
@@ -141,16 +140,12 @@ async function fillFeedsDir(
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
+    isEmpty(contents.changes) &&
     (await exists(old(SNAPSHOT))) &&
     isSnapshotOf(old(SNAPSHOT), published);
   if (!fromPublished) {
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
-  }
-  if (!isEmpty(contents.changes)) {
-    const update = () => updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents);
-    await writeFeedFiles(contents, target, update);
-    return true;
   }
   const reuse = async () => {
     await copyFile(old(SNAPSHOT), snapshot);

@@ -300,27 +300,6 @@ describe('writeFeeds after each complete sync', () => {
     );
   });
 
-  it('writes, from the published feeds and the changes, the bytes a build from the store writes', async () => {
-    await sync();
-    sim.mutate({ prices: 4, quantities: 3, publish: 2, titles: 3, add: 3, remove: 2 });
-    await sync();
-    const fresh = shopPaths(path.join(temp.dir, 'fresh'), 'shop');
-    mkdirSync(fresh.dir, { recursive: true });
-    const store = openStore(paths.store);
-    try {
-      await publishFeeds(store, fresh, 2, { gzip: false, log: silentLogger() });
-    } finally {
-      store.close();
-    }
-    expect(readFileSync(paths.inventoryCsv)).toEqual(readFileSync(fresh.inventoryCsv));
-    expect(readFileSync(paths.changesCsv)).toEqual(readFileSync(fresh.changesCsv));
-    for (const table of ['meta', 'run', 'items', 'shops', 'changes']) {
-      const rows = (file: string) =>
-        querySqlite(file, `SELECT * FROM ${table} ORDER BY 1`).map(({ generated_at: _, ...row }) => row);
-      expect(rows(paths.snapshotSqlite)).toEqual(rows(fresh.snapshotSqlite));
-    }
-  });
-
   it('does not reuse feeds that a crash left ahead of the record of them', async () => {
     const store = openTempStore(temp.dir);
     const feeds = (run: number, onPoint?: (point: string) => void) =>
