@@ -1,31 +1,41 @@
 import { pipeline } from 'node:stream/promises';
+import { stringify } from 'csv-stringify/sync';
 import type { CellValue, CsvColumn } from './columns.js';
 
 /**
- * The feeds' CSV (the contract's CSV section): a header, `\n` after every record, a cell quoted when
- * it holds a comma, a quote, `\n` or `\r` (its quotes doubled), null as the empty cell, and a text
- * cell that begins like a spreadsheet formula (`=`, `+`, `-`, `@`, tab, `\r`) written with a leading
- * `'` before it is quoted. `csvCell` is the only writer of these rules; a property test holds it to
- * csv-stringify's bytes (test/export/csv.test.ts).
+ * The feeds' CSV (the contract's CSV section): csv-stringify writes the records, `\n` after each, a
+ * cell quoted when it holds a comma, a quote, `\n` or `\r` (its quotes doubled), null as the empty
+ * cell. The rule of ours is the formula guard: a text cell that begins like a spreadsheet formula (`=`,
+ * `+`, `-`, `@`, tab, `\r`) is written with a leading `'` before it is quoted.
  */
 const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[,"\n\r]/;
-const QUOTE = /"/g;
+const FORMAT = { record_delimiter: 'unix', quote_record_delimiter: true } as const;
 
-/** Rows are gathered into chunks of about this many characters: a few milliseconds of work each. */
-const CHUNK_CHARS = 16 * 1024;
+/** Rows are written in chunks of this many records, about 16 KiB: a few milliseconds of work each. */
+const CHUNK_ROWS = 100;
 
-/** One cell as written; `text` cells get the formula guard, numbers and flags never do. */
-export function csvCell(value: CellValue, text: boolean): string {
-  if (value === null) return '';
-  let written = typeof value === 'string' ? value : String(value);
-  if (text && FORMULA_START.test(written)) written = `'${written}`;
-  return NEEDS_QUOTES.test(written) ? `"${written.replace(QUOTE, '""')}"` : written;
+/**
+ * A cell as csv-stringify is handed it: a flag as `true`/`false` (csv-stringify's own is 1 or empty),
+ * a text cell guarded; numbers and flags never are, so that a negative price stays `-1.5`.
+ */
+function cell(value: CellValue, text: boolean): string | number | null {
+  if (typeof value === 'boolean') return String(value);
+  if (!text || value === null) return value;
+  const written = String(value);
+  return FORMULA_START.test(written) ? `'${written}` : written;
+}
+
+/** The CSV records of `rows`. */
+export function csvRecords<Row>(rows: readonly Row[], columns: readonly CsvColumn<Row>[]): string {
+  return stringify(
+    rows.map((row) => columns.map((column) => cell(column.value(row), column.text))),
+    FORMAT,
+  );
 }
 
 /** The header record of `names`. */
 export function csvHeader(names: readonly string[]): string {
-  return `${names.map((name) => csvCell(name, false)).join(',')}\n`;
+  return stringify([names], FORMAT);
 }
 
 /**
@@ -48,19 +58,15 @@ export function writeChunks(
   return pipeline(chunks, out, { end: false });
 }
 
-/** The CSV record of `row`. */
-export function csvRecord<Row>(row: Row, columns: readonly CsvColumn<Row>[]): string {
-  return `${columns.map((column) => csvCell(column.value(row), column.text)).join(',')}\n`;
-}
-
 function* csvChunks<Row>(rows: Iterable<Row>, columns: readonly CsvColumn<Row>[]): Generator<string> {
-  let chunk = csvHeader(columns.map((c) => c.name));
+  yield csvHeader(columns.map((c) => c.name));
+  let chunk: Row[] = [];
   for (const row of rows) {
-    chunk += csvRecord(row, columns);
-    if (chunk.length >= CHUNK_CHARS) {
-      yield chunk;
-      chunk = '';
+    chunk.push(row);
+    if (chunk.length === CHUNK_ROWS) {
+      yield csvRecords(chunk, columns);
+      chunk = [];
     }
   }
-  if (chunk !== '') yield chunk;
+  if (chunk.length > 0) yield csvRecords(chunk, columns);
 }

@@ -3,11 +3,11 @@ import type Database from 'better-sqlite3';
 import { type ItemField, itemField, type SqlValue } from '../domain/item-fields.js';
 import { VALID_AT } from '../store/snapshot.js';
 import { INVENTORY_COLUMNS, INVENTORY_FIELDS } from './columns.js';
-import { csvHeader, csvRecord, writeChunks } from './csv.js';
+import { csvHeader, csvRecords, writeChunks } from './csv.js';
 import { keyed, SLICE } from './slices.js';
 
 /**
- * `inventory.csv` from a snapshot's items: SQLite selects their stored values and `csvCell` writes
+ * `inventory.csv` from a snapshot's items: SQLite selects their stored values and csv.ts writes
  * them, a slice at a time with a turn of the event loop between slices.
  */
 
@@ -52,7 +52,7 @@ async function* inventoryChunks(
     const rows = slice(after).raw().all({ run, after }) as SqlValue[][];
     const last = rows.at(-1);
     if (last === undefined) return;
-    yield rows.map((row) => csvRecord(row, INVENTORY_COLUMNS)).join('');
+    yield csvRecords(rows, INVENTORY_COLUMNS);
     after = last[ID_AT] as string;
     await nextTurn();
   }
