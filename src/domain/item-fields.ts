@@ -57,7 +57,8 @@ export const STORED_READERS: { readonly [Kind in FieldKind]?: (stored: unknown) 
   integers: (stored) => JSON.parse(stored as string),
 };
 
-const asNumber = (value: Item[keyof Item]): SqlValue => (value === null ? null : Number(value));
+/** A decimal's REAL in `snapshot.sqlite`: the number JavaScript reads from its exact text. */
+export const decimalReal = (value: Item[keyof Item]): SqlValue => (value === null ? null : Number(value));
 
 const TEXT_KINDS: ReadonlySet<FieldKind> = new Set(['id', 'text', 'image', 'texts', 'integers']);
 
@@ -70,7 +71,7 @@ function field(name: FieldName, declared: FieldDeclaration): ItemField {
   const snapshot: SnapshotColumn[] =
     kind === 'decimal'
       ? [
-          { column: name, sqlType: 'REAL', notNull: !nullable, value: asNumber },
+          { column: name, sqlType: 'REAL', notNull: !nullable, value: decimalReal },
           { ...stored, column: `${name}_text` },
         ]
       : [stored];

@@ -1,6 +1,13 @@
 import type { Change } from '../domain/change.js';
 import { SIDE_FIELDS, type SideField } from '../domain/item.js';
-import { ITEM_FIELDS, type ItemField, itemField, SHOP_KEY, type SqlValue } from '../domain/item-fields.js';
+import {
+  ITEM_FIELDS,
+  type ItemField,
+  itemField,
+  SHOP_KEY,
+  type SqlValue,
+  STORED_READERS,
+} from '../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
 export type CellValue = string | number | boolean | null;
@@ -32,6 +39,24 @@ export const INVENTORY_FIELDS: readonly InventoryField[] = Object.freeze(
     (a, b) => a.csv.position - b.csv.position,
   ),
 );
+
+/**
+ * `inventory.csv`'s columns over an item's stored values (`storedValue`), selected in
+ * `INVENTORY_FIELDS` order: a list is written as its elements separated by single spaces.
+ */
+export const INVENTORY_COLUMNS: readonly CsvColumn<readonly SqlValue[]>[] = Object.freeze(
+  INVENTORY_FIELDS.map((field, at) => ({
+    name: field.csv.column,
+    text: field.csv.text,
+    value: (row: readonly SqlValue[]) => cellValue(field, row[at] ?? null),
+  })),
+);
+
+function cellValue(field: InventoryField, stored: SqlValue): CellValue {
+  if (stored === null) return null;
+  const value = STORED_READERS[field.kind]?.(stored) ?? stored;
+  return Array.isArray(value) ? value.join(' ') : (value as CellValue);
+}
 
 interface ChangeColumn {
   readonly csv: CsvColumn<Change>;

@@ -6,7 +6,7 @@ import { ShopSyncError, StoreError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type Store, storeError } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
-import { markPublished, publishedRun } from '../store/published.js';
+import { publishedRun } from '../store/published.js';
 import { getRun, previousCompleteRun } from '../store/run-records.js';
 import { streamInto } from './atomic.js';
 import { describeCause } from './cause.js';
@@ -20,14 +20,12 @@ import {
   switchFeeds,
 } from './feeds-dir.js';
 import { writeInventoryCsv } from './inventory-csv.js';
-import { openReader } from './reader.js';
 import { type RunContents, runContents } from './run-contents.js';
 import {
   buildSnapshotSqlite,
   isSnapshotOf,
   reuseSnapshotSqlite,
   type SnapshotSqlite,
-  updateSnapshotSqlite,
 } from './snapshot-sqlite.js';
 
 /** Where publishing the feeds has got to; the fault suite kills the process at each. */
@@ -42,6 +40,8 @@ export interface FeedOptions {
   readonly log: Logger;
   /** Called synchronously after each feed file is written, after the switch and after the record. */
   readonly onPoint?: (point: FeedPoint) => void;
+  /** Records, on the caller's connection to the store, that the feeds now in place reflect the run. */
+  readonly record: () => void;
 }
 
 type StreamWriter = (out: NodeJS.WritableStream) => Promise<void>;
@@ -55,49 +55,46 @@ const FEED_NAMES = ['inventory.csv', 'changes.csv', 'inventory.csv.gz', 'changes
  * published feeds reflect (normally the previous complete run; more when a run's feeds could not be
  * published), and both in `snapshot.sqlite`. The three are written into a fresh directory that
  * replaces the published one in one atomic step (see feeds-dir.ts); only then is `run` recorded as
- * published. A failure at any point leaves the previous feeds, and the record of them, as they were.
- * Reads go through their own connection: a long write must not keep `store`'s connection busy.
+ * published (`options.record`). A failure at any point leaves the previous feeds, and the record of
+ * them, as they were. `reader` is only read: a connection of its own, so that a long write does not
+ * keep the connection the caller writes with busy.
  */
 export async function writeFeeds(
-  store: Store,
+  reader: Store,
   paths: ShopPaths,
   run: number,
   options: FeedOptions,
 ): Promise<void> {
   const shop = path.basename(paths.dir);
-  const summary = getRun(store, run);
+  const summary = getRun(reader, run);
   if (summary?.status !== 'complete') {
     throw new StoreError(
       `Cannot write the feeds of shop ${shop} from run ${run}: it is not a complete run.`,
-      store.path,
+      reader.path,
     );
   }
   const current = await inspectFeedsPath(paths);
   // runSync holds the shop's lease: no other writer of these feeds is alive.
   await removeOldFeedDirs(paths, FEED_NAMES);
-  const published = publishedRun(store);
+  const published = publishedRun(reader);
   const dir = await createFeedsDir(paths, run);
-  let reader: Store | undefined;
   let contents: RunContents;
   let reused: boolean;
   try {
-    reader = openReader(store);
     contents = runContents(reader, shop, summary, changesFrom(reader, run, published));
-    const target = { paths, dir, store: store.path, options };
+    const target = { paths, dir, store: reader.path, options };
     reused = await fillFeedsDir(contents, target, current, published);
     await fsyncPath(dir);
     await switchFeeds(paths, current, dir);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
-  } finally {
-    reader?.close();
   }
   options.onPoint?.('feeds-renamed');
   try {
-    markPublished(store, run);
+    options.record();
   } catch (error) {
-    throw storeError(`Cannot record the published feeds in store ${store.path}`, store.path, error);
+    throw storeError(`Cannot record the published feeds in store ${reader.path}`, reader.path, error);
   }
   options.onPoint?.('published');
   await removeOldFeedDirs(paths, FEED_NAMES);
@@ -125,9 +122,9 @@ interface FeedsTarget {
 
 /**
  * Writes the three feeds into `target.dir`. When the published snapshot is that of the run the
- * changes count from, the new one's unchanged items are copied from it; with no changes at all it
- * is a copy of it, and the published inventory CSV is shared. Otherwise the snapshot is built from
- * the store. Returns whether the published feeds were the start.
+ * changes count from and there are no changes, the new one is a copy of it and the published
+ * inventory CSV is shared. Otherwise the snapshot is built from the store. Returns whether the
+ * published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
@@ -143,16 +140,12 @@ async function fillFeedsDir(
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
+    isEmpty(contents.changes) &&
     (await exists(old(SNAPSHOT))) &&
     isSnapshotOf(old(SNAPSHOT), published);
   if (!fromPublished) {
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
-  }
-  if (!isEmpty(contents.changes)) {
-    const update = () => updateSnapshotSqlite(snapshot, target.store, old(SNAPSHOT), contents);
-    await writeFeedFiles(contents, target, update);
-    return true;
   }
   const reuse = async () => {
     await copyFile(old(SNAPSHOT), snapshot);

@@ -1,16 +1,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { ITEM_KEY, type ItemField } from '../domain/item-fields.js';
+import { ITEM_KEY, type ItemField, type SqlValue } from '../domain/item-fields.js';
 import { VALID_AT } from '../store/snapshot.js';
-import { INVENTORY_FIELDS, type InventoryField } from './columns.js';
-import { CELL_END, csvHeader, csvRecords, RECORD_END, writeChunks } from './csv.js';
+import { INVENTORY_COLUMNS, INVENTORY_FIELDS } from './columns.js';
+import { csvHeader, csvRecords, writeChunks } from './csv.js';
 import { keyed, SLICE } from './slices.js';
-import { integerTextSql, registerJsConversions } from './sql-values.js';
 
 /**
- * `inventory.csv` from SQLite's bytes: each slice of items comes as one run of their cells' UTF-8
- * (computed in SQL, a list already joined) with separators, which `csvRecords` quotes and guards as
- * `csvCell` would, so that no item becomes a JavaScript object or string on its way to the file.
+ * `inventory.csv` from a snapshot's items: SQLite selects their stored values and csv.ts writes
+ * them, a slice at a time with a turn of the event loop between slices.
  */
 
 /** Where a connection finds one snapshot's items. */
@@ -46,64 +44,27 @@ async function* inventoryChunks(
   db: Database.Database,
   source: ItemSource,
   run: number,
-): AsyncGenerator<string | Buffer> {
-  yield csvHeader(INVENTORY_FIELDS.map((field) => field.csv.column));
-  registerJsConversions(db);
+): AsyncGenerator<string> {
+  yield csvHeader(INVENTORY_COLUMNS.map((column) => column.name));
   const slice = keyed(db, (bounded) => sliceSql(source, bounded));
   let after: string | null = null;
   for (;;) {
-    const [cells, last] = slice(after).raw().get({ run, after }) as [Buffer | null, string | null];
-    if (cells === null || last === null) return;
-    yield csvRecords(cells, TEXT_CELLS);
-    after = last;
+    const rows = slice(after).raw().all({ run, after }) as SqlValue[][];
+    const last = rows.at(-1);
+    if (last === undefined) return;
+    yield csvRecords(rows, INVENTORY_COLUMNS);
+    after = last[ID_AT] as string;
     await nextTurn();
   }
 }
 
-const TEXT_CELLS = INVENTORY_FIELDS.map((field) => field.csv.text);
+const ID_AT = INVENTORY_FIELDS.findIndex((field) => field.name === 'id');
 
-/** The cells of the next SLICE items after id `@after`, as `csvRecords` reads them, and the last id. */
+/** The stored values of the next SLICE items after id `@after`, in `INVENTORY_FIELDS` order. */
 function sliceSql(source: ItemSource, bounded: boolean): string {
   const id = source.column(ITEM_KEY);
-  const cells = INVENTORY_FIELDS.map((field) => `ifnull(${cellSql(field, source.column(field))}, '')`);
-  const record = `${cells.join(` || x'${hex(CELL_END)}' || `)} || x'${hex(RECORD_END)}'`;
-  return `SELECT CAST(group_concat(record, '' ORDER BY id) AS BLOB), max(id) FROM (
-      SELECT ${record} AS record, ${id} AS id
-        FROM ${source.from}
-       WHERE ${source.where}${bounded ? ` AND ${id} > @after` : ''}
-       ORDER BY ${id} LIMIT ${SLICE})`;
-}
-
-const hex = (byte: number) => byte.toString(16).padStart(2, '0');
-
-/**
- * The text of `field`'s cell, from its stored value `stored`, as JavaScript wrote the value. The
- * store's text is UTF-8 written from JavaScript strings: it never holds the separators' bytes.
- */
-function cellSql(field: InventoryField, stored: string): string {
-  switch (field.kind) {
-    case 'id':
-    case 'text':
-    case 'image':
-    case 'decimal':
-      return stored;
-    case 'texts':
-    case 'integers':
-      return joinedSql(stored);
-    case 'integer':
-      return integerTextSql(stored);
-    case 'boolean':
-      return `CASE WHEN ${stored} = 1 THEN 'true' ELSE 'false' END`;
-  }
-}
-
-/**
- * A list of strings as its elements separated by single spaces, from its JSON text. The store writes
- * it with JSON.stringify, which escapes every `"` and control character with a backslash: text
- * without a backslash splits exactly at `","`, and SQLite's JSON reader takes the rest.
- */
-function joinedSql(json: string): string {
-  return `CASE WHEN ${json} = '[]' THEN ''
-    WHEN instr(${json}, '\\') = 0 THEN replace(substr(${json}, 3, length(${json}) - 4), '","', ' ')
-    ELSE (SELECT group_concat(value, ' ' ORDER BY key) FROM json_each(${json})) END`;
+  return `SELECT ${INVENTORY_FIELDS.map((field) => source.column(field)).join(', ')}
+      FROM ${source.from}
+     WHERE ${source.where}${bounded ? ` AND ${id} > @after` : ''}
+     ORDER BY ${id} LIMIT ${SLICE}`;
 }

@@ -8,4 +8,5 @@ export {
   type SyncSummary,
   summaryJson,
 } from './outcome.js';
+export { publishFeeds } from './publish-feeds.js';
 export { runSync } from './run-sync.js';

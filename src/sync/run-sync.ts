@@ -3,7 +3,6 @@ import { parseCheckpoint } from '../api/listing/checkpoint.js';
 import type { ShopConfig } from '../config/app-config.js';
 import { requireConnection } from '../config/app-config.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
-import { writeFeeds } from '../export/feeds.js';
 import type { Logger } from '../log.js';
 import { commitRun } from '../store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
@@ -26,6 +25,7 @@ import { type StoreCheck, startStoreCheck } from '../store/verify.js';
 import { confirmRemovals } from './confirm-removals.js';
 import type { SyncDeps } from './deps.js';
 import type { RunEnded, SyncProgress, SyncSummary } from './outcome.js';
+import { publishFeeds } from './publish-feeds.js';
 import { ReadingWatch, STAGING_BATCH, stageListing } from './stage-listing.js';
 
 /**
@@ -151,7 +151,7 @@ async function syncHeld(
   if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
   const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);
   deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
-  await writeFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
+  await publishFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
   // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
   await discardRunData(store, start.run, { complete: true });
   if (deps.config.keepRuns !== null) {

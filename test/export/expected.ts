@@ -1,4 +1,3 @@
-import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import type { Change } from '../../src/domain/change.js';
 import type { SimItem } from '../../src/simulator/index.js';
@@ -74,12 +73,3 @@ export const trickyText = fc.oneof(
   }),
   fc.string({ unit: 'binary' }),
 );
-
-/** A record as the feeds wrote it with csv-stringify, cells guarded first: the bytes to keep. */
-export function csvStringifyRecord(cells: readonly (string | null)[], text: boolean): string {
-  const guarded = cells.map((cell) => {
-    if (cell === null) return '';
-    return text && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
-  });
-  return stringify([guarded], { record_delimiter: 'unix', quote_record_delimiter: true });
-}

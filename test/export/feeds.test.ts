@@ -14,14 +14,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { AppConfig } from '../../src/config/app-config.js';
 import { findShop } from '../../src/config/app-config.js';
 import { StoreError } from '../../src/errors.js';
-import { writeFeeds } from '../../src/export/feeds.js';
 import { silentLogger } from '../../src/log.js';
 import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { diffRuns } from '../../src/store/diff-runs.js';
 import { openStore } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
 import { feedsLag } from '../../src/store/published.js';
-import { runSync, type SyncPoint } from '../../src/sync/index.js';
+import { publishFeeds, runSync, type SyncPoint } from '../../src/sync/index.js';
 import {
   commitItems,
   makeItem,
@@ -301,31 +300,10 @@ describe('writeFeeds after each complete sync', () => {
     );
   });
 
-  it('writes, from the published feeds and the changes, the bytes a build from the store writes', async () => {
-    await sync();
-    sim.mutate({ prices: 4, quantities: 3, publish: 2, titles: 3, add: 3, remove: 2 });
-    await sync();
-    const fresh = shopPaths(path.join(temp.dir, 'fresh'), 'shop');
-    mkdirSync(fresh.dir, { recursive: true });
-    const store = openStore(paths.store);
-    try {
-      await writeFeeds(store, fresh, 2, { gzip: false, log: silentLogger() });
-    } finally {
-      store.close();
-    }
-    expect(readFileSync(paths.inventoryCsv)).toEqual(readFileSync(fresh.inventoryCsv));
-    expect(readFileSync(paths.changesCsv)).toEqual(readFileSync(fresh.changesCsv));
-    for (const table of ['meta', 'run', 'items', 'shops', 'changes']) {
-      const rows = (file: string) =>
-        querySqlite(file, `SELECT * FROM ${table} ORDER BY 1`).map(({ generated_at: _, ...row }) => row);
-      expect(rows(paths.snapshotSqlite)).toEqual(rows(fresh.snapshotSqlite));
-    }
-  });
-
   it('does not reuse feeds that a crash left ahead of the record of them', async () => {
     const store = openTempStore(temp.dir);
     const feeds = (run: number, onPoint?: (point: string) => void) =>
-      writeFeeds(store, paths, run, { gzip: false, log: silentLogger(), onPoint });
+      publishFeeds(store, paths, run, { gzip: false, log: silentLogger(), onPoint });
     try {
       const original = [makeItem('a'), makeItem('b')];
       await feeds(await commitItems(store, [original]));
@@ -363,7 +341,7 @@ describe('writeFeeds after each complete sync', () => {
       const failRecord = (point: string) => {
         if (point === 'feeds-renamed') store.db.exec('ALTER TABLE published RENAME TO gone');
       };
-      const error = await writeFeeds(store, paths, run, {
+      const error = await publishFeeds(store, paths, run, {
         gzip: false,
         log: silentLogger(),
         onPoint: failRecord,
@@ -387,7 +365,7 @@ describe('writeFeeds after each complete sync', () => {
       const run = await commitItems(store, [items]);
       let queries = 0;
       let done = false;
-      const writing = writeFeeds(store, paths, run, { gzip: false, log: silentLogger() }).finally(() => {
+      const writing = publishFeeds(store, paths, run, { gzip: false, log: silentLogger() }).finally(() => {
         done = true;
       });
       // A write, like the lease renewal the sync does meanwhile: it must never find the connection busy.
@@ -409,7 +387,7 @@ describe('writeFeeds after each complete sync', () => {
     await sync();
     const store = openStore(paths.store);
     try {
-      await expect(writeFeeds(store, paths, 7, { gzip: false, log: silentLogger() })).rejects.toThrow(
+      await expect(publishFeeds(store, paths, 7, { gzip: false, log: silentLogger() })).rejects.toThrow(
         'Cannot write the feeds of shop shop from run 7: it is not a complete run.',
       );
     } finally {

@@ -34,28 +34,35 @@ const sync = (onPoint?: (point: SyncPoint) => void) =>
   runSync(findShop(config, 'shop'), { config, log: silentLogger(), onPoint });
 
 /**
- * Swaps every descriptor this process holds on `file`'s WAL for /dev/null opened read-only, at the same
- * number (a new descriptor takes the lowest free one): SQLite's next write there fails with EBADF.
+ * Swaps every descriptor this process holds on `file`'s WAL (the store's connection and the feeds'
+ * reader may both hold one) for /dev/null opened read-only, at the same number: SQLite's next write
+ * there fails with EBADF. A new descriptor takes the lowest free one, so the free ones below are
+ * filled, then freed again, until each of the WAL's numbers is /dev/null.
  */
 function breakWal(file: string): number {
   const wal = `${realpathSync(file)}-wal`;
-  let broken = 0;
-  for (const entry of readdirSync('/proc/self/fd')) {
-    const fd = Number(entry);
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${entry}`);
-    } catch {
-      // The descriptor that listed the folder is gone by now: nothing of SQLite's.
-      continue;
-    }
-    if (target !== wal) continue;
-    closeSync(fd);
-    const replacement = openSync('/dev/null', 'r');
-    if (replacement !== fd) throw new Error(`descriptor ${fd} was reused before /dev/null took it`);
-    broken += 1;
+  const walFds = readdirSync('/proc/self/fd')
+    .filter((entry) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${entry}`) === wal;
+      } catch {
+        // The descriptor that listed the folder is gone by now: nothing of SQLite's.
+        return false;
+      }
+    })
+    .map(Number);
+  for (const fd of walFds) closeSync(fd);
+  const last = Math.max(...walFds);
+  const below: number[] = [];
+  let replaced = 0;
+  while (replaced < walFds.length) {
+    const fd = openSync('/dev/null', 'r');
+    if (fd > last) throw new Error(`a WAL descriptor was reused before /dev/null took it`);
+    if (walFds.includes(fd)) replaced += 1;
+    else below.push(fd);
   }
-  return broken;
+  for (const fd of below) closeSync(fd);
+  return replaced;
 }
 
 const failAt = (at: SyncPoint, file: string) => (point: SyncPoint) => {
