@@ -52,6 +52,10 @@ const probes = [
     files: { 'jobs/layers-probe.ts': importing('runCli', '../src/cli/main.js') },
   },
   {
+    rule: 'noRestrictedImports',
+    files: { 'src/export/formats/layers-probe.ts': importing('commitFiles', '../publish/atomic.js') },
+  },
+  {
     rule: 'noImportCycles',
     files: {
       'src/domain/layers-probe.ts': "import type { B } from './layers-probe2.js';\nexport type A = B[];\n",

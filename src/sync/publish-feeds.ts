@@ -1,5 +1,5 @@
-import { type FeedOptions, writeFeeds } from '../export/feeds.js';
-import { openReader } from '../export/reader.js';
+import { openReader } from '../export/publish/reader.js';
+import { type FeedOptions, writeFeeds } from '../export/publish/write-feeds.js';
 import type { Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { markPublished } from '../store/published.js';

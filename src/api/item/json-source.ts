@@ -9,7 +9,7 @@
  * `raw` rebuilt from JSON.parse's values instead, a first sync of 100,000 items took 4.44 s of CPU
  * against 4.55 s, an unchanged one 2.94 s against 2.93 s (`node dist/bench/run.js --items 100000
  * --latencies 0`, 2 runs each).
- * test/api/json-source.test.ts checks it against JSON.parse on generated arrays and objects (fast-check).
+ * test/api/item/json-source.test.ts checks it against JSON.parse on generated arrays and objects (fast-check).
  */
 
 /** Which members of an object are read, and so which are kept as sent. */

@@ -9,14 +9,14 @@ import {
   type TrackedField,
 } from '../../domain/item.js';
 import { StoreError } from '../../errors.js';
-import { writeFileAtomic } from '../../export/atomic.js';
-import { writeChangesCsv } from '../../export/changes-csv.js';
-import { writeToStdout } from '../../export/stdout.js';
+import { writeChangesCsv } from '../../export/formats/changes-csv.js';
+import { writeFileAtomic } from '../../export/publish/atomic.js';
 import { diffRuns } from '../../store/diff-runs.js';
 import { fromSqlite, type Store } from '../../store/open.js';
 import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/run-records.js';
 import { type CliIO, commandContext } from '../io.js';
+import { writeToStdout } from '../stdout.js';
 import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './option-parsers.js';

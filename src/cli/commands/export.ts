@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
-import { type ExportFormat, exportRun } from '../../export/export-run.js';
 import { shopPaths } from '../../store/paths.js';
+import { type ExportFormat, exportRun } from '../export-run.js';
 import { type CliIO, commandContext } from '../io.js';
 import { runNumber } from './option-parsers.js';
 import { readableShop } from './shop-store.js';

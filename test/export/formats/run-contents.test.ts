@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runContents } from '../../src/export/run-contents.js';
-import type { Store } from '../../src/store/open.js';
-import { beginRun, failRun, getRun, type RunSummary } from '../../src/store/run-records.js';
-import { commitItems, makeItem, openTempStore, tempDir } from '../store/fixtures.js';
+import { runContents } from '../../../src/export/formats/run-contents.js';
+import type { Store } from '../../../src/store/open.js';
+import { beginRun, failRun, getRun, type RunSummary } from '../../../src/store/run-records.js';
+import { commitItems, makeItem, openTempStore, tempDir } from '../../store/fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
 let store: Store;

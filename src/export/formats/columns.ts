@@ -1,5 +1,5 @@
-import type { Change } from '../domain/change.js';
-import { SIDE_FIELDS, type SideField } from '../domain/item.js';
+import type { Change } from '../../domain/change.js';
+import { SIDE_FIELDS, type SideField } from '../../domain/item.js';
 import {
   ITEM_FIELDS,
   type ItemField,
@@ -7,7 +7,7 @@ import {
   SHOP_KEY,
   type SqlValue,
   STORED_READERS,
-} from '../domain/item-fields.js';
+} from '../../domain/item-fields.js';
 
 /** What one CSV cell holds before it is written: null is written as the empty field. */
 export type CellValue = string | number | boolean | null;

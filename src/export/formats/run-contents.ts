@@ -1,7 +1,7 @@
-import type { Change } from '../domain/change.js';
-import { diffRuns } from '../store/diff-runs.js';
-import type { Store } from '../store/open.js';
-import { previousCompleteRun, type RunSummary } from '../store/run-records.js';
+import type { Change } from '../../domain/change.js';
+import { diffRuns } from '../../store/diff-runs.js';
+import type { Store } from '../../store/open.js';
+import { previousCompleteRun, type RunSummary } from '../../store/run-records.js';
 
 /** What the feeds of one complete run hold beside its items (which SQLite reads itself). */
 export interface RunContents {

@@ -1,4 +1,4 @@
-import type { Change } from '../domain/change.js';
+import type { Change } from '../../domain/change.js';
 import { CHANGES_COLUMNS } from './columns.js';
 import { writeCsv } from './csv.js';
 

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import type { Store } from '../store/open.js';
-import { storeError } from '../store/open.js';
+import type { Store } from '../../store/open.js';
+import { storeError } from '../../store/open.js';
 
 /**
  * A second, read-only connection to `store`'s file. Streaming a large snapshot keeps a statement

@@ -3,18 +3,18 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
-import { runContents } from '../../src/export/run-contents.js';
+import { type Decimal, parseDecimal } from '../../../src/domain/decimal.js';
+import { runContents } from '../../../src/export/formats/run-contents.js';
 import {
   isSnapshotOf,
   reuseSnapshotSqlite,
   SNAPSHOT_SCHEMA_VERSION,
   writeSnapshotSqlite,
-} from '../../src/export/snapshot-sqlite.js';
-import type { Store } from '../../src/store/open.js';
-import { getRun, type RunSummary } from '../../src/store/run-records.js';
-import { commitItems, makeItem, openTempStore, tempDir } from '../store/fixtures.js';
-import { querySqlite } from './python.js';
+} from '../../../src/export/formats/snapshot-sqlite.js';
+import type { Store } from '../../../src/store/open.js';
+import { getRun, type RunSummary } from '../../../src/store/run-records.js';
+import { commitItems, makeItem, openTempStore, tempDir } from '../../store/fixtures.js';
+import { querySqlite } from '../python.js';
 
 let temp: ReturnType<typeof tempDir>;
 let store: Store;

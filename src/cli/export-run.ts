@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { StoreError, UsageError } from '../errors.js';
+import { storeItems, writeInventoryCsv } from '../export/formats/inventory-csv.js';
+import { runContents } from '../export/formats/run-contents.js';
+import { writeSnapshotSqlite } from '../export/formats/snapshot-sqlite.js';
+import { commitFiles, prepareFile, writeFileAtomic } from '../export/publish/atomic.js';
 import { fromSqlite, openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/run-records.js';
-import { commitFiles, prepareFile, writeFileAtomic } from './atomic.js';
-import { storeItems, writeInventoryCsv } from './inventory-csv.js';
-import { runContents } from './run-contents.js';
-import { writeSnapshotSqlite } from './snapshot-sqlite.js';
 import { writeToStdout } from './stdout.js';
 
 export type ExportFormat = 'csv' | 'sqlite';

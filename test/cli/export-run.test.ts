@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ExportRequest, exportRun } from '../../src/cli/export-run.js';
 import { StoreError, UsageError } from '../../src/errors.js';
-import { type ExportRequest, exportRun } from '../../src/export/export-run.js';
 import { openStore } from '../../src/store/open.js';
 import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
 import { beginRun, failRun } from '../../src/store/run-records.js';
+import { INVENTORY_HEADER } from '../export/expected.js';
+import { querySqlite } from '../export/python.js';
 import { commitItems, makeItem, tempDir } from '../store/fixtures.js';
-import { INVENTORY_HEADER } from './expected.js';
-import { querySqlite } from './python.js';
 
 let temp: ReturnType<typeof tempDir>;
 let paths: ShopPaths;

@@ -3,8 +3,8 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
-import { ShopSyncError, StoreError } from '../errors.js';
-import { isCorruptionError } from '../store/open.js';
+import { ShopSyncError, StoreError } from '../../errors.js';
+import { isCorruptionError } from '../../store/open.js';
 import { describeCause } from './cause.js';
 
 /**

@@ -1,9 +1,9 @@
 import { PassThrough, Writable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CsvColumn } from '../../src/export/columns.js';
-import { writeCsv } from '../../src/export/csv.js';
-import { guarded, trickyText } from './expected.js';
+import type { CsvColumn } from '../../../src/export/formats/columns.js';
+import { writeCsv } from '../../../src/export/formats/csv.js';
+import { guarded, trickyText } from '../expected.js';
 
 interface Row {
   name: string;

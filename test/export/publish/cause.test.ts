@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeCause } from '../../src/export/cause.js';
+import { describeCause } from '../../../src/export/publish/cause.js';
 
 describe('describeCause', () => {
   it('keeps the code and the reason of a system error, not the temporary file it names', () => {

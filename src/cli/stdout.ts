@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.js';
+import { describeCause } from '../export/publish/cause.js';
 import { isCorruptionError } from '../store/open.js';
-import { describeCause } from './cause.js';
 
 /**
  * Runs `write`, which streams a command's output to standard output. A reader that stops early

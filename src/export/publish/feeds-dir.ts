@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { StoreError } from '../errors.js';
-import type { ShopPaths } from '../store/paths.js';
+import { StoreError } from '../../errors.js';
+import type { ShopPaths } from '../../store/paths.js';
 import { describeCause } from './cause.js';
 
 /**

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
-import { commitFiles, prepareStream, writeFileAtomic } from '../../src/export/atomic.js';
-import { tempDir } from '../store/fixtures.js';
+import { StoreError } from '../../../src/errors.js';
+import { commitFiles, prepareStream, writeFileAtomic } from '../../../src/export/publish/atomic.js';
+import { tempDir } from '../../store/fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
 beforeEach(() => {

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
-import { openReader } from '../../src/export/reader.js';
-import type { Store } from '../../src/store/open.js';
-import { snapshotItems } from '../../src/store/snapshot.js';
-import { commitItems, makeItem, openTempStore, tempDir } from '../store/fixtures.js';
+import { StoreError } from '../../../src/errors.js';
+import { openReader } from '../../../src/export/publish/reader.js';
+import type { Store } from '../../../src/store/open.js';
+import { snapshotItems } from '../../../src/store/snapshot.js';
+import { commitItems, makeItem, openTempStore, tempDir } from '../../store/fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
 let store: Store;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { writeToStdout } from '../../src/cli/stdout.js';
 import { StoreError } from '../../src/errors.js';
-import { writeToStdout } from '../../src/export/stdout.js';
 
 const failing = (code: string) => () =>
   Promise.reject(Object.assign(new Error(`${code}: something, write`), { code }));

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { Change } from '../../src/domain/change.js';
-import type { Decimal } from '../../src/domain/decimal.js';
+import type { Change } from '../../../src/domain/change.js';
+import type { Decimal } from '../../../src/domain/decimal.js';
 import {
   CHANGE_TABLE_COLUMNS,
   CHANGES_COLUMNS,
   INVENTORY_FIELDS,
   ITEM_TABLE_COLUMNS,
   SHOP_TABLE_COLUMNS,
-} from '../../src/export/columns.js';
-import { makeItem } from '../store/fixtures.js';
-import { CHANGES_HEADER, INVENTORY_HEADER } from './expected.js';
+} from '../../../src/export/formats/columns.js';
+import { makeItem } from '../../store/fixtures.js';
+import { CHANGES_HEADER, INVENTORY_HEADER } from '../expected.js';
 
 const item = makeItem('x1', {
   price: '1200.50' as Decimal,

@@ -11,16 +11,16 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../../src/config/app-config.js';
-import { findShop } from '../../src/config/app-config.js';
-import { StoreError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
-import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { diffRuns } from '../../src/store/diff-runs.js';
-import { openStore } from '../../src/store/open.js';
-import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
-import { feedsLag } from '../../src/store/published.js';
-import { publishFeeds, runSync, type SyncPoint } from '../../src/sync/index.js';
+import type { AppConfig } from '../../../src/config/app-config.js';
+import { findShop } from '../../../src/config/app-config.js';
+import { StoreError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/log.js';
+import { type SimItem, type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import { diffRuns } from '../../../src/store/diff-runs.js';
+import { openStore } from '../../../src/store/open.js';
+import { type ShopPaths, shopPaths } from '../../../src/store/paths.js';
+import { feedsLag } from '../../../src/store/published.js';
+import { publishFeeds, runSync, type SyncPoint } from '../../../src/sync/index.js';
 import {
   commitItems,
   makeItem,
@@ -29,9 +29,9 @@ import {
   sortedTruth,
   tempDir,
   truthById,
-} from '../store/fixtures.js';
-import { CHANGES_HEADER, changeRecord, inventoryRecord } from './expected.js';
-import { querySqlite, readCsv, readCsvRecords } from './python.js';
+} from '../../store/fixtures.js';
+import { CHANGES_HEADER, changeRecord, inventoryRecord } from '../expected.js';
+import { querySqlite, readCsv, readCsvRecords } from '../python.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Change } from '../../src/domain/change.js';
-import type { Decimal } from '../../src/domain/decimal.js';
-import { writeFileAtomic } from '../../src/export/atomic.js';
-import { writeChangesCsv } from '../../src/export/changes-csv.js';
-import { makeItem, tempDir } from '../store/fixtures.js';
-import { CHANGES_HEADER, changeRecord } from './expected.js';
-import { readCsv, readCsvRecords } from './python.js';
+import type { Change } from '../../../src/domain/change.js';
+import type { Decimal } from '../../../src/domain/decimal.js';
+import { writeChangesCsv } from '../../../src/export/formats/changes-csv.js';
+import { writeFileAtomic } from '../../../src/export/publish/atomic.js';
+import { makeItem, tempDir } from '../../store/fixtures.js';
+import { CHANGES_HEADER, changeRecord } from '../expected.js';
+import { readCsv, readCsvRecords } from '../python.js';
 
 let temp: ReturnType<typeof tempDir>;
 beforeEach(() => {

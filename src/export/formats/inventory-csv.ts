@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { ITEM_KEY, type ItemField, type SqlValue } from '../domain/item-fields.js';
-import { VALID_AT } from '../store/snapshot.js';
+import { ITEM_KEY, type ItemField, type SqlValue } from '../../domain/item-fields.js';
+import { VALID_AT } from '../../store/snapshot.js';
 import { INVENTORY_COLUMNS, INVENTORY_FIELDS } from './columns.js';
 import { csvHeader, csvRecords, writeChunks } from './csv.js';
 import { keyed, SLICE } from './slices.js';

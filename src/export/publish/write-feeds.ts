@@ -2,15 +2,23 @@ import { copyFile, link, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { ShopSyncError, StoreError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { type Store, storeError } from '../store/open.js';
-import type { ShopPaths } from '../store/paths.js';
-import { publishedRun } from '../store/published.js';
-import { getRun, previousCompleteRun } from '../store/run-records.js';
+import { ShopSyncError, StoreError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { type Store, storeError } from '../../store/open.js';
+import type { ShopPaths } from '../../store/paths.js';
+import { publishedRun } from '../../store/published.js';
+import { getRun, previousCompleteRun } from '../../store/run-records.js';
+import { writeChangesCsv } from '../formats/changes-csv.js';
+import { writeInventoryCsv } from '../formats/inventory-csv.js';
+import { type RunContents, runContents } from '../formats/run-contents.js';
+import {
+  buildSnapshotSqlite,
+  isSnapshotOf,
+  reuseSnapshotSqlite,
+  type SnapshotSqlite,
+} from '../formats/snapshot-sqlite.js';
 import { streamInto } from './atomic.js';
 import { describeCause } from './cause.js';
-import { writeChangesCsv } from './changes-csv.js';
 import {
   createFeedsDir,
   type FeedsPath,
@@ -19,14 +27,6 @@ import {
   removeOldFeedDirs,
   switchFeeds,
 } from './feeds-dir.js';
-import { writeInventoryCsv } from './inventory-csv.js';
-import { type RunContents, runContents } from './run-contents.js';
-import {
-  buildSnapshotSqlite,
-  isSnapshotOf,
-  reuseSnapshotSqlite,
-  type SnapshotSqlite,
-} from './snapshot-sqlite.js';
 
 /** Where publishing the feeds has got to; the fault suite kills the process at each. */
 export type FeedPoint = 'feed-prepared' | 'feeds-renamed' | 'published';

@@ -1,15 +1,15 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
+import { StoreError } from '../../../src/errors.js';
 import {
   createFeedsDir,
   inspectFeedsPath,
   removeOldFeedDirs,
   switchFeeds,
-} from '../../src/export/feeds-dir.js';
-import { type ShopPaths, shopPaths } from '../../src/store/paths.js';
-import { tempDir } from '../store/fixtures.js';
+} from '../../../src/export/publish/feeds-dir.js';
+import { type ShopPaths, shopPaths } from '../../../src/store/paths.js';
+import { tempDir } from '../../store/fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
 let paths: ShopPaths;
