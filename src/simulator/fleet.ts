@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { handler, listen } from './http-server.js';
 import { Marketplace } from './marketplace.js';
-import { resolveOptions } from './settings.js';
+import { resolveOptions } from './sim-settings.js';
 import type {
   ChurnChange,
   FaultsUpdate,

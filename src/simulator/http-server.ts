@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BodyError, basicCredentials, readParams } from './body.js';
 import { Marketplace, type Reply } from './marketplace.js';
-import { resolveOptions } from './settings.js';
+import { resolveOptions } from './sim-settings.js';
 import type { Simulator, SimulatorOptions } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -2,7 +2,7 @@ export { type AdminServer, type AdminTarget, singleShopAdmin, startAdmin } from 
 export { NO_CHURN, NO_FAULTS } from './faults.js';
 export { type Fleet, type FleetShop, fleetCredentials, startFleet } from './fleet.js';
 export { startSimulator } from './http-server.js';
-export { DEFAULT_CREDENTIALS } from './settings.js';
+export { DEFAULT_CREDENTIALS } from './sim-settings.js';
 export type {
   ChurnChange,
   ChurnFault,

@@ -8,7 +8,7 @@ import { Prng } from './prng.js';
 import type { SimRecord } from './record.js';
 import { type RenderContext, recordJson, renderContext, toSimItem } from './render.js';
 import { type ListingQuery, parseListingQuery, QueryError } from './request-query.js';
-import type { Settings } from './settings.js';
+import type { Settings } from './sim-settings.js';
 import { TokenIssuer } from './tokens.js';
 import type {
   ChurnChange,
