@@ -33,6 +33,7 @@ import {
   type RunCounts,
   type RunStart,
 } from './store/runs.js';
+import { SentVersions } from './store/sent-index.js';
 import { type BatchLimits, StagingBatch } from './store/staging.js';
 import { type StoreCheck, startStoreCheck } from './store/verify.js';
 
@@ -312,8 +313,9 @@ async function completeRun(
       () => deps.onPoint?.('page-staged'),
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
+    const known = new SentVersions(store, start.run);
     await stageListing(
-      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint) }),
+      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known }),
       batch,
       reading,
     );
@@ -399,7 +401,7 @@ class ReadingWatch {
         );
     }
     this.progress.pages += 1;
-    this.progress.items += page.items.length;
+    this.progress.items += page.items.length + (page.unchanged?.length ?? 0);
     this.progress.invalid += page.invalid.length;
     this.rereads += page.rereads;
     this.log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');

@@ -106,6 +106,10 @@ export interface ParsedElement {
   readonly raw: string;
   /** Why the element could not be read at all (it alone exceeds the response cap): it is invalid. */
   readonly unreadable?: string;
+  /** The hash of the element's text as sent (`sent-text.ts`), when it was taken. */
+  readonly sent?: number;
+  /** The item hash of the stored version read from this very text: the element needs no reading. */
+  readonly unchangedHash?: number;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../domain/item.js';
+import type { UnchangedItem } from '../domain/unchanged-item.js';
 import { ProtocolError, UsageError } from '../errors.js';
 import { normaliseElement } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
@@ -23,6 +24,10 @@ export interface ItemPage {
   /** Where the reading stands once this page is taken (JSON of a `ListingCheckpoint`): what a run
    * keeps to resume from. */
   readonly checkpoint?: string;
+  /** Items sent as the very text their stored version was read from (`ReadItemsOptions.known`). */
+  readonly unchanged?: readonly UnchangedItem[];
+  /** The hash of each of `items`' text as sent, in the same order, when it was taken. */
+  readonly sent?: readonly (number | undefined)[];
 }
 
 export interface PageReadOptions {
@@ -240,6 +245,8 @@ class ListingGuard {
 
   finish(held: PageReadings): ItemPage {
     const items: Item[] = [];
+    const sent: (number | undefined)[] = [];
+    const unchanged: UnchangedItem[] = [];
     const invalid: InvalidItem[] = [];
     const ids = new Set<string>();
     let duplicates = 0;
@@ -250,11 +257,18 @@ class ListingGuard {
         continue;
       }
       if (id !== null) ids.add(id);
+      if (element.unchangedHash !== undefined && id !== null) {
+        unchanged.push({ id, hash: element.unchangedHash });
+        continue;
+      }
       const result = normaliseElement(element, held.page);
-      if (result.ok) items.push(result.item);
-      else invalid.push(result.invalid);
+      if (result.ok) {
+        items.push(result.item);
+        sent.push(element.sent);
+      } else invalid.push(result.invalid);
     }
     this.recent = [this.recent.at(-1) ?? new Set(), ids];
-    return { page: held.page, items, invalid, received: elements.length, duplicates, rereads: held.rereads };
+    const { page, rereads } = held;
+    return { page, items, invalid, received: elements.length, duplicates, rereads, unchanged, sent };
   }
 }

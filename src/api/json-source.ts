@@ -43,9 +43,11 @@ export function elementSources(
   return sources;
 }
 
-/** The source of the JSON object `text` (none if it is not an object), whose JSON.parse value is `json`. */
-export function objectSource(text: string, layout: ObjectLayout, json: unknown): ObjectSource {
+/** The source of the JSON object at `at` in `text` (none if it is not an object), whose JSON.parse
+ * value is `json`. */
+export function objectSource(text: string, layout: ObjectLayout, json: unknown, at = 0): ObjectSource {
   const scanner = new SourceScanner(text);
+  scanner.at = at;
   scanner.next();
   return scanner.value(layout, json);
 }

@@ -2,6 +2,7 @@ import { ProtocolError } from '../errors.js';
 import type { HttpResponse } from './http.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
 import { elementSources } from './json-source.js';
+import { knownElements, type SentIndex } from './known-elements.js';
 import { failedResponse, isRetryableStatus, TransientError } from './retry.js';
 import { serverMessage, serverMessageField } from './server-message.js';
 
@@ -30,6 +31,8 @@ export interface ListingBodyContext {
   readonly secrets: readonly string[];
   /** Called on a PUSHBACK_STATUSES answer, before it fails the attempt. */
   readonly pushedBack?: () => void;
+  /** The store's texts already read: each element is then hashed as sent, and one read before is not read again. */
+  readonly known?: SentIndex;
 }
 
 const NO_ITEMS: RawPage = Object.freeze({ elements: [] });
@@ -62,11 +65,21 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
-  const sources = elementSources(response.body, ITEM_LAYOUT, json);
-  if (sources.length !== json.length) {
+  const elements = context.known
+    ? knownElements(response.body, json, context.known)
+    : parsedElements(response.body, json);
+  if (elements === undefined) {
     throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }
-  return { elements: sources.map((source, i) => exactElement(json[i], source)) };
+  return { elements };
+}
+
+/** Each element of the array `json` parsed from `text`, with its exact numbers; undefined when the
+ * text's elements cannot be delimited. */
+function parsedElements(text: string, json: readonly unknown[]): ParsedElement[] | undefined {
+  const sources = elementSources(text, ITEM_LAYOUT, json);
+  if (sources.length !== json.length) return undefined;
+  return sources.map((source, i) => exactElement(json[i], source));
 }
 
 function isPastEnd(response: HttpResponse): boolean {

@@ -250,6 +250,16 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN error_code TEXT;
   ALTER TABLE runs ADD COLUMN checkpoint TEXT;
   `,
+  // What each version was read from: a hash of the item's text as sent (`sent-text.ts`), so that an
+  // item sent as the same text again is known unchanged without reading it. Versions written before
+  // have none, and get it the next time they are read with their values. A change to how text is read
+  // into an item must clear it (`UPDATE item_versions SET sent = NULL`) in its own migration. The
+  // covering index of an id's versions carries it: a run loads every current one from the index alone.
+  `
+  ALTER TABLE item_versions ADD COLUMN sent INTEGER;
+  DROP INDEX item_versions_id;
+  CREATE INDEX item_versions_id ON item_versions (id, valid_from_run, valid_to_run, hash, sent);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

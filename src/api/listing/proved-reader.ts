@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
+import type { UnchangedItem } from '../../domain/unchanged-item.js';
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
@@ -443,6 +444,8 @@ class ProvedReading {
   /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
     const items: Item[] = [];
+    const sent: (number | undefined)[] = [];
+    const unchanged: UnchangedItem[] = [];
     const invalid: InvalidItem[] = [];
     let duplicates = 0;
     this.pages += 1;
@@ -452,9 +455,16 @@ class ProvedReading {
         continue;
       }
       if (received.id !== null) this.yielded.add(received.id);
-      const result = normaliseElement(received.element, this.pages);
-      if (result.ok) items.push(result.item);
-      else invalid.push(result.invalid);
+      const { element } = received;
+      if (element.unchangedHash !== undefined && received.id !== null) {
+        unchanged.push({ id: received.id, hash: element.unchangedHash });
+        continue;
+      }
+      const result = normaliseElement(element, this.pages);
+      if (result.ok) {
+        items.push(result.item);
+        sent.push(element.sent);
+      } else invalid.push(result.invalid);
     }
     const checkpoint: ListingCheckpoint = {
       end: this.end,
@@ -471,6 +481,8 @@ class ProvedReading {
       duplicates,
       rereads,
       checkpoint: JSON.stringify(checkpoint),
+      unchanged,
+      sent,
     };
   }
 }

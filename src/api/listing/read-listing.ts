@@ -32,6 +32,7 @@ export async function* readListing(
     for await (const page of readProved(fetch, options)) {
       pages = page.page;
       for (const item of page.items) seen.add(item.id);
+      for (const item of page.unchanged ?? []) seen.add(item.id);
       yield page;
     }
     return;
@@ -50,6 +51,7 @@ export async function* readListing(
       maxPages: options.maxRequests,
     })) {
       for (const item of page.items) sequence.push(item.id);
+      for (const item of page.unchanged ?? []) sequence.push(item.id);
       for (const bad of page.invalid) if (bad.id !== null) sequence.push(bad.id);
       // Later passes yield only what the passes before them missed.
       const isNew = (id: string | null) =>
@@ -58,7 +60,7 @@ export async function* readListing(
       yield {
         ...page,
         page: pages,
-        items: page.items.filter((item) => isNew(item.id)),
+        ...newItems(page, isNew),
         invalid: page.invalid.filter((bad) => isNew(bad.id)),
       };
     }
@@ -68,6 +70,19 @@ export async function* readListing(
   throw new ListingMovedError(
     `The listing kept changing: no two of ${MAX_PASSES} page-by-page passes read the same items; the next sync tries again.`,
   );
+}
+
+/** The page's items (with their texts' hashes) and unchanged items that `isNew` keeps. */
+function newItems(
+  page: ItemPage,
+  isNew: (id: string) => boolean,
+): Pick<ItemPage, 'items' | 'sent' | 'unchanged'> {
+  const kept = page.items.flatMap((item, index) => (isNew(item.id) ? [index] : []));
+  return {
+    items: kept.map((index) => page.items[index] as ItemPage['items'][number]),
+    sent: kept.map((index) => page.sent?.[index]),
+    unchanged: page.unchanged?.filter((item) => isNew(item.id)),
+  };
 }
 
 function sameSequence(a: readonly string[], b: readonly string[]): boolean {
