@@ -1,3 +1,5 @@
+import { Hash53 } from '../domain/hash53.js';
+
 /**
  * Where each element of a listing body starts and ends, and a hash of its characters exactly as sent:
  * an item whose text hashes as the text its stored version was read from has that version's values
@@ -86,33 +88,7 @@ function closingQuote(text: string, open: number): number {
   return text.length;
 }
 
-/**
- * A 53-bit hash of `text.slice(start, end)`: two independent 32-bit lanes (FNV-1a and a
- * MurmurHash2-style multiply) over pairs of UTF-16 units, each finished by MurmurHash3's mixer.
- */
+/** The hash of `text.slice(start, end)` (`Hash53`). */
 export function sentHash(text: string, start: number, end: number): number {
-  let fnv = 0x811c9dc5 | 0;
-  let murmur = 0x9747b28c | 0;
-  let at = start;
-  for (; at + 1 < end; at += 2) {
-    const pair = text.charCodeAt(at) | (text.charCodeAt(at + 1) << 16);
-    fnv = Math.imul(fnv ^ pair, 0x01000193);
-    murmur = Math.imul(murmur ^ pair, 0x5bd1e995);
-    murmur = Math.imul(murmur ^ (murmur >>> 15), 0x5bd1e995);
-  }
-  if (at < end) {
-    const last = text.charCodeAt(at);
-    fnv = Math.imul(fnv ^ last, 0x01000193);
-    murmur = Math.imul(murmur ^ last, 0x5bd1e995);
-  }
-  const length = end - start;
-  return (mix(fnv ^ length) >>> 0) * 2 ** 21 + (mix(murmur ^ length) >>> 11);
-}
-
-/** MurmurHash3's finaliser: every input bit reaches every output bit. */
-function mix(h: number): number {
-  let x = h;
-  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
-  return x ^ (x >>> 16);
+  return new Hash53().text(text, start, end).digest();
 }
