@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Decimal, readDecimal, shownLiteral } from '../domain/decimal.js';
 import type { InvalidItem, Item } from '../domain/item.js';
+import type { StoredVersion } from '../domain/unchanged-item.js';
 import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
 import { type ObjectLayout, type ObjectSource, objectSource } from './json-source.js';
 import { wellFormedItem } from './well-formed-item.js';
@@ -108,8 +109,8 @@ export interface ParsedElement {
   readonly unreadable?: string;
   /** The hash of the element's text as sent (`sent-text.ts`), when it was taken. */
   readonly sent?: number;
-  /** The item hash of the stored version read from this very text: the element needs no reading. */
-  readonly unchangedHash?: number;
+  /** The stored version read from this very text: the element needs no reading. */
+  readonly unchanged?: StoredVersion;
 }
 
 /**

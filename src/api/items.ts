@@ -257,8 +257,8 @@ class ListingGuard {
         continue;
       }
       if (id !== null) ids.add(id);
-      if (element.unchangedHash !== undefined && id !== null) {
-        unchanged.push({ id, hash: element.unchangedHash });
+      if (element.unchanged !== undefined && id !== null) {
+        unchanged.push({ id, ...element.unchanged });
         continue;
       }
       const result = normaliseElement(element, held.page);

@@ -1,16 +1,17 @@
+import type { StoredVersion } from '../domain/unchanged-item.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
 import { objectSource } from './json-source.js';
 import { sentElements } from './sent-text.js';
 
 /** What a store knows of the texts its current versions were read from. */
 export interface SentIndex {
-  /** The item hash of the current version of `id` when that version was read from text hashing as `sent`. */
-  hashOf(id: string, sent: number): number | undefined;
+  /** The current version of `id` when it was read from text hashing as `sent`. */
+  versionOf(id: string, sent: number): StoredVersion | undefined;
 }
 
 /**
  * The elements of a listing body (`json` is JSON.parse's array of `text`), each with the hash of its
- * text as sent. One whose text the store has read before is marked `unchangedHash` and read no
+ * text as sent. One whose text the store has read before is marked `unchanged` and read no
  * further: its exact numbers and unknown members are the stored version's. Undefined when the text's
  * elements cannot be delimited.
  */
@@ -24,8 +25,8 @@ export function knownElements(
   return spans.map(({ start, sent }, i): ParsedElement => {
     const value = json[i];
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
-    const stored = sent !== undefined && typeof id === 'string' ? index.hashOf(id, sent) : undefined;
-    if (stored !== undefined) return { json: value, raw: '', sent, unchangedHash: stored };
+    const unchanged = sent !== undefined && typeof id === 'string' ? index.versionOf(id, sent) : undefined;
+    if (unchanged !== undefined) return { json: value, raw: '', sent, unchanged };
     const { raw } = exactElement(value, objectSource(text, ITEM_LAYOUT, value, start));
     return sent === undefined ? { json: value, raw } : { json: value, raw, sent };
   });

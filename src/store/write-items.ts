@@ -33,21 +33,37 @@ export interface ReadItems {
  * Writes what the run read, in one transaction the caller holds; returns how many ids were new to the
  * run (an id read twice counts once, with the values read last). The store is asked about all the
  * items at once:
- * - an item whose values hash as its open version's (of a complete run) is noted in `run_matched` by
- *   that version's number, and nothing else is written: a resync appends to one small index (the
- *   version learns the text it was read from, if it did not know it yet);
+ * - an item known unchanged from its text whose id the run has not written otherwise is noted in
+ *   `run_matched` by its version's number straight away: its version was current at a complete run
+ *   when the run (or its latest attempt) began, and only this run could have changed that since;
+ * - an item whose values hash as its open version's (of a complete run) is noted likewise, and
+ *   nothing else is written: a resync appends to one small index (the version learns the text it was
+ *   read from, if it did not know it yet);
  * - the others (new, changed, or read again) are written one by one by `writeChanged`.
  */
 export function writeItems(db: Database.Database, run: number, pages: readonly ReadItems[]): number {
   const s = statements(db);
+  const written = writtenIds(db, run);
   const latest = new Map<string, Hashed>();
   // A page holds an id once; across pages, in the order read, the last reading wins.
   for (const read of pages) {
     for (const [index, item] of read.items.entries())
       latest.set(item.id, { id: item.id, item, hash: itemHash(item), sent: read.sent?.[index] });
-    for (const { id, hash } of read.unchanged ?? []) latest.set(id, { id, hash });
+    for (const { id, hash, version } of read.unchanged ?? []) latest.set(id, { id, hash, version });
   }
-  const hashed = [...latest.values()];
+  const known: number[] = [];
+  const hashed: Hashed[] = [];
+  for (const entry of latest.values()) {
+    if (entry.version !== undefined && !written.has(entry.id)) known.push(entry.version);
+    else hashed.push(entry);
+  }
+  let fresh = known.length > 0 ? s.match.run(run, JSON.stringify(known)).changes : 0;
+  if (hashed.length > 0) fresh += writeHashed(s, run, hashed, written);
+  return fresh;
+}
+
+/** `writeItems` for the entries that the store is asked about; notes the ids written in `written`. */
+function writeHashed(s: Statements, run: number, hashed: readonly Hashed[], written: Set<string>): number {
   // A hash has at most 16 decimal digits: padded, it tells where the id starts, whatever the id holds.
   const keys = hashed.map(({ id, hash }) => String(hash).padStart(16, '0') + id);
   const versions = s.unchanged.all({ run, keys: JSON.stringify(keys) }) as (number | null)[];
@@ -58,9 +74,26 @@ export function writeItems(db: Database.Database, run: number, pages: readonly R
   );
   if (learnt.length > 0) s.learnSent.run(JSON.stringify(learnt));
   const rest = hashed.filter((_, index) => versions[index] === null);
+  for (const { id } of rest) written.add(id);
   if (rest.length > 0) fresh += writeChanged(s, run, rest);
   return fresh;
 }
+
+/**
+ * The ids this connection has written versions (or reopened them) for in `run`, other than by a plain
+ * match: an item of them known unchanged from its text is checked against the store like any other.
+ */
+const writtenIds = (() => {
+  const byConnection = perConnection(() => ({ run: 0, ids: new Set<string>() }));
+  return (db: Database.Database, run: number): Set<string> => {
+    const state = byConnection(db);
+    if (state.run !== run) {
+      state.run = run;
+      state.ids = new Set();
+    }
+    return state.ids;
+  };
+})();
 
 /**
  * Writes items that are not simply unchanged; returns how many ids were new to the run. A new or
@@ -105,6 +138,8 @@ interface Hashed {
   readonly item?: Item;
   readonly hash: number;
   readonly sent?: number;
+  /** The version it was read as, when known from its text. */
+  readonly version?: number;
 }
 
 /** The versions the run has to know of for each id, from one statement. */

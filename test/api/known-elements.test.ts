@@ -34,15 +34,20 @@ function referenceElements(text: string) {
   return elementSources(text, ITEM_LAYOUT, json).map((source, i) => exactElement(json[i], source));
 }
 
-/** An index that knows the texts of `text`'s elements, each under the hash `1000 + i`. */
+/** An index that knows the texts of `text`'s elements, each as version `i` of hash `1000 + i`. */
 function indexOf(text: string): SentIndex {
   const json = JSON.parse(text) as { id?: unknown }[];
-  const known = new Map<string, { sent: number; hash: number }>();
+  const known = new Map<string, { sent: number; hash: number; version: number }>();
   for (const [i, { sent }] of sentElements(text).entries()) {
     const id = json[i]?.id;
-    if (sent !== undefined && typeof id === 'string') known.set(id, { sent, hash: 1000 + i });
+    if (sent !== undefined && typeof id === 'string') known.set(id, { sent, hash: 1000 + i, version: i });
   }
-  return { hashOf: (id, sent) => (known.get(id)?.sent === sent ? known.get(id)?.hash : undefined) };
+  return {
+    versionOf: (id, sent) => {
+      const stored = known.get(id);
+      return stored?.sent === sent ? { hash: stored.hash, version: stored.version } : undefined;
+    },
+  };
 }
 
 describe('sentElements', () => {
@@ -85,9 +90,9 @@ describe('knownElements', () => {
     fc.assert(
       fc.property(fc.array(element, { maxLength: 8 }), fc.constantFrom(...layouts), (elements, space) => {
         const text = body(elements, space);
-        const read = knownElements(text, JSON.parse(text), { hashOf: () => undefined });
+        const read = knownElements(text, JSON.parse(text), { versionOf: () => undefined });
         expect(read?.map(({ json, raw }) => ({ json, raw }))).toEqual(referenceElements(text));
-        expect(read?.every((e) => e.sent !== undefined && e.unchangedHash === undefined)).toBe(true);
+        expect(read?.every((e) => e.sent !== undefined && e.unchanged === undefined)).toBe(true);
       }),
     );
   });
@@ -111,8 +116,8 @@ describe('knownElements', () => {
           for (const [i, e] of read.entries()) {
             const same = JSON.stringify(elements[i]) === JSON.stringify(JSON.parse(after)[i]);
             const known = same && hashable[i] && typeof elements[i]?.id === 'string';
-            expect(e.unchangedHash).toBe(known ? 1000 + i : undefined);
-            if (e.unchangedHash === undefined) expect({ json: e.json, raw: e.raw }).toEqual(reference[i]);
+            expect(e.unchanged).toEqual(known ? { hash: 1000 + i, version: i } : undefined);
+            if (e.unchanged === undefined) expect({ json: e.json, raw: e.raw }).toEqual(reference[i]);
           }
         },
       ),

@@ -456,8 +456,8 @@ class ProvedReading {
       }
       if (received.id !== null) this.yielded.add(received.id);
       const { element } = received;
-      if (element.unchangedHash !== undefined && received.id !== null) {
-        unchanged.push({ id: received.id, hash: element.unchangedHash });
+      if (element.unchanged !== undefined && received.id !== null) {
+        unchanged.push({ id: received.id, ...element.unchanged });
         continue;
       }
       const result = normaliseElement(element, this.pages);
