@@ -364,8 +364,12 @@ function asRunFailure(error: unknown, store: Store, run: number, shop: ShopConfi
   );
 }
 
-/** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */
-const STAGING_BATCH: BatchLimits = { pages: 10, ms: 500 };
+/**
+ * Pages per staging transaction, and the longest a read page waits to be staged while pages keep
+ * coming. 40 pages of 100 items rather than 10 cut the CPU of writing 100,000 new items by ~13 %
+ * (each index page is written to the WAL once a transaction); a transaction stays a few MB.
+ */
+const STAGING_BATCH: BatchLimits = { pages: 40, ms: 500 };
 
 /**
  * Follows the reading: progress, invalid items, pages re-read, and a warning once the run has read

@@ -1,6 +1,6 @@
 import type { StoredVersion } from '../domain/unchanged-item.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
-import { objectSource } from './json-source.js';
+import { elementSources, objectSource } from './json-source.js';
 import { sentElements } from './sent-text.js';
 
 /** What a store knows of the texts its current versions were read from. */
@@ -22,12 +22,21 @@ export function knownElements(
 ): ParsedElement[] | undefined {
   const spans = sentElements(text);
   if (spans.length !== json.length) return undefined;
-  return spans.map(({ start, sent }, i): ParsedElement => {
+  const versions = spans.map(({ sent }, i) => {
     const value = json[i];
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
-    const unchanged = sent !== undefined && typeof id === 'string' ? index.versionOf(id, sent) : undefined;
+    return sent !== undefined && typeof id === 'string' ? index.versionOf(id, sent) : undefined;
+  });
+  // A page the store knows nothing of (a first sync's) is scanned in one pass, as without an index.
+  const sources = versions.some((version) => version !== undefined)
+    ? undefined
+    : elementSources(text, ITEM_LAYOUT, json);
+  return spans.map(({ start, sent }, i): ParsedElement => {
+    const value = json[i];
+    const unchanged = versions[i];
     if (unchanged !== undefined) return { json: value, raw: '', sent, unchanged };
-    const { raw } = exactElement(value, objectSource(text, ITEM_LAYOUT, value, start));
+    const source = sources?.[i] ?? objectSource(text, ITEM_LAYOUT, value, start);
+    const { raw } = exactElement(value, source);
     return sent === undefined ? { json: value, raw } : { json: value, raw, sent };
   });
 }

@@ -43,7 +43,7 @@ export interface ReadItems {
  */
 export function writeItems(db: Database.Database, run: number, pages: readonly ReadItems[]): number {
   const s = statements(db);
-  const written = writtenIds(db, run);
+  const { ids: written, fromEmpty } = runWrites(db, run);
   const latest = new Map<string, Hashed>();
   // A page holds an id once; across pages, in the order read, the last reading wins.
   for (const read of pages) {
@@ -58,8 +58,27 @@ export function writeItems(db: Database.Database, run: number, pages: readonly R
     else hashed.push(entry);
   }
   let fresh = known.length > 0 ? s.match.run(run, JSON.stringify(known)).changes : 0;
-  if (hashed.length > 0) fresh += writeHashed(s, run, hashed, written);
-  return fresh;
+  const asked = fromEmpty ? insertNew(s, run, hashed, written) : hashed;
+  if (asked.length > 0) fresh += writeHashed(s, run, asked, written);
+  return fresh + (hashed.length - asked.length);
+}
+
+/**
+ * Inserts the items of a run that began on an empty store (its first sync) whose ids it has not
+ * written yet: they are new, with nothing to look up. Returns the entries left to `writeHashed`.
+ */
+function insertNew(s: Statements, run: number, hashed: readonly Hashed[], written: Set<string>): Hashed[] {
+  const rest: Hashed[] = [];
+  for (const entry of hashed) {
+    const { id, item, hash, sent } = entry;
+    if (item === undefined || written.has(id)) {
+      rest.push(entry);
+      continue;
+    }
+    written.add(id);
+    s.insert.run(run, ...itemValues(item, hash), sent ?? null);
+  }
+  return rest;
 }
 
 /** `writeItems` for the entries that the store is asked about; notes the ids written in `written`. */
@@ -79,19 +98,27 @@ function writeHashed(s: Statements, run: number, hashed: readonly Hashed[], writ
   return fresh;
 }
 
-/**
- * The ids this connection has written versions (or reopened them) for in `run`, other than by a plain
- * match: an item of them known unchanged from its text is checked against the store like any other.
- */
-const writtenIds = (() => {
-  const byConnection = perConnection(() => ({ run: 0, ids: new Set<string>() }));
-  return (db: Database.Database, run: number): Set<string> => {
-    const state = byConnection(db);
-    if (state.run !== run) {
-      state.run = run;
-      state.ids = new Set();
+/** What this connection has written in one run. */
+interface RunWrites {
+  readonly run: number;
+  /**
+   * The ids it has written versions (or reopened them) for, other than by a plain match: an item of
+   * them known unchanged from its text is checked against the store like any other.
+   */
+  readonly ids: Set<string>;
+  /** Whether the store held no version when it first wrote: every id not in `ids` is new. */
+  readonly fromEmpty: boolean;
+}
+
+const runWrites = (() => {
+  const byConnection = perConnection((): { state?: RunWrites } => ({}));
+  return (db: Database.Database, run: number): RunWrites => {
+    const held = byConnection(db);
+    if (held.state?.run !== run) {
+      const fromEmpty = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM item_versions)').pluck().get() === 1;
+      held.state = { run, ids: new Set(), fromEmpty };
     }
-    return state.ids;
+    return held.state;
   };
 })();
 
