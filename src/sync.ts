@@ -313,7 +313,7 @@ async function completeRun(
       () => deps.onPoint?.('page-staged'),
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
-    const known = new SentVersions(store, start.run);
+    const known = await SentVersions.load(store, start.run);
     await stageListing(
       client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known }),
       batch,
@@ -366,8 +366,8 @@ function asRunFailure(error: unknown, store: Store, run: number, shop: ShopConfi
 
 /**
  * Pages per staging transaction, and the longest a read page waits to be staged while pages keep
- * coming. 40 pages of 100 items rather than 10 cut the CPU of writing 100,000 new items by ~13 %
- * (each index page is written to the WAL once a transaction); a transaction stays a few MB.
+ * coming. Writing 100,000 new items took 1.18 s of CPU at 10 pages of 100 items, 1.08 s at 20 and
+ * 1.01 s at 40 (each index page reaches the WAL once a transaction), for a few MB more of pages held.
  */
 const STAGING_BATCH: BatchLimits = { pages: 40, ms: 500 };
 

@@ -96,7 +96,7 @@ describe('staging pages in batches', () => {
 
 describe('items known unchanged from their text', () => {
   /** Run 1 complete with item `a` at quantity 1; run 2 begun. Returns `a`'s version in run 1. */
-  function afterOneRun(): StoredVersion {
+  async function afterOneRun(): Promise<StoredVersion> {
     stagePages(
       store,
       run,
@@ -105,7 +105,7 @@ describe('items known unchanged from their text', () => {
     );
     commitRun(store, run, () => undefined);
     run = beginRun(store, { query: 'q', resumeWindowMinutes: 60 }).run;
-    const version = new SentVersions(store, run).versionOf('a', 7);
+    const version = (await SentVersions.load(store, run)).versionOf('a', 7);
     if (version === undefined) throw new Error('the text of a was not kept');
     return version;
   }
@@ -118,8 +118,8 @@ describe('items known unchanged from their text', () => {
       .pluck()
       .all({ run });
 
-  it('is the version its text was read from, unless the run read the item otherwise since', () => {
-    const stored = afterOneRun();
+  it('is the version its text was read from, unless the run read the item otherwise since', async () => {
+    const stored = await afterOneRun();
     const changed = { page: 1, items: [makeItem('a', { quantity: 2 })], invalid: [] };
     const unchanged = { page: 2, items: [], invalid: [], unchanged: [{ id: 'a', ...stored }] };
     stagePages(store, run, [changed], () => undefined);
@@ -129,8 +129,8 @@ describe('items known unchanged from their text', () => {
     expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 1, added: 0, updated: 0 });
   });
 
-  it('gives way to a change read after it, in the same batch or a later one', () => {
-    const stored = afterOneRun();
+  it('gives way to a change read after it, in the same batch or a later one', async () => {
+    const stored = await afterOneRun();
     const unchanged = { page: 1, items: [], invalid: [], unchanged: [{ id: 'a', ...stored }] };
     const changed = { page: 2, items: [makeItem('a', { quantity: 3 })], invalid: [] };
     stagePages(store, run, [unchanged, changed], () => undefined);
