@@ -2,8 +2,8 @@ import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
 import { ProtocolError, UsageError } from '../errors.js';
-import { normaliseElement } from './item-schema.js';
 import type { RawPage } from './listing-body.js';
+import { PageItems } from './page-items.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
 
@@ -244,30 +244,21 @@ class ListingGuard {
   }
 
   finish(held: PageReadings): ItemPage {
-    const items: Item[] = [];
-    const sent: (number | undefined)[] = [];
-    const unchanged: UnchangedItem[] = [];
-    const invalid: InvalidItem[] = [];
+    const taken = new PageItems();
     const ids = new Set<string>();
     let duplicates = 0;
     const elements = held.elements();
-    for (const { id, element } of elements) {
+    for (const received of elements) {
+      const { id } = received;
       if (id !== null && this.recent.some((set) => set.has(id))) {
         duplicates += 1;
         continue;
       }
       if (id !== null) ids.add(id);
-      if (element.unchanged !== undefined && id !== null) {
-        unchanged.push({ id, ...element.unchanged });
-        continue;
-      }
-      const result = normaliseElement(element, held.page);
-      if (result.ok) {
-        items.push(result.item);
-        sent.push(element.sent);
-      } else invalid.push(result.invalid);
+      taken.add(received, held.page);
     }
     this.recent = [this.recent.at(-1) ?? new Set(), ids];
+    const { items, invalid, unchanged, sent } = taken;
     const { page, rereads } = held;
     return { page, items, invalid, received: elements.length, duplicates, rereads, unchanged, sent };
   }

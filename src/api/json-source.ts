@@ -170,7 +170,7 @@ function endsLiteral(c: number): boolean {
 }
 
 /** Index just past the object or array whose opening bracket is at `open`. */
-function containerEnd(text: string, open: number): number {
+export function containerEnd(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
@@ -187,7 +187,7 @@ function containerEnd(text: string, open: number): number {
 }
 
 /** Index of the quote that closes the string opened at `open`. */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
   while (at !== -1) {
     let backslashes = 0;

@@ -1,4 +1,5 @@
 import { Hash53 } from '../domain/hash53.js';
+import { closingQuote, containerEnd } from './json-source.js';
 
 /**
  * Where each element of a listing body starts and ends, and a hash of its characters exactly as sent:
@@ -20,7 +21,6 @@ export interface SentElement {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
@@ -57,35 +57,14 @@ export function sentElements(text: string): SentElement[] {
 function valueEnd(text: string, start: number): number {
   const first = text.charCodeAt(start);
   if (first === QUOTE) return closingQuote(text, start) + 1;
-  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
-    let at = start;
-    while (at < text.length) {
-      const c = text.charCodeAt(at);
-      if (c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE || isSpace(c)) break;
-      at += 1;
-    }
-    return at;
-  }
-  let depth = 0;
-  for (let at = start; at < text.length; at += 1) {
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) return containerEnd(text, start);
+  let at = start;
+  while (at < text.length) {
     const c = text.charCodeAt(at);
-    if (c === QUOTE) at = closingQuote(text, at);
-    else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth += 1;
-    else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) return at + 1;
+    if (c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE || isSpace(c)) break;
+    at += 1;
   }
-  return text.length;
-}
-
-/** Index of the quote that closes the string opened at `open` (strings are skipped natively). */
-function closingQuote(text: string, open: number): number {
-  let at = text.indexOf('"', open + 1);
-  while (at !== -1) {
-    let backslashes = 0;
-    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes += 1;
-    if (backslashes % 2 === 0) return at;
-    at = text.indexOf('"', at + 1);
-  }
-  return text.length;
+  return at;
 }
 
 /** The hash of `text.slice(start, end)` (`Hash53`). */

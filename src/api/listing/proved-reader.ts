@@ -1,10 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import type { InvalidItem, Item } from '../../domain/item.js';
-import type { UnchangedItem } from '../../domain/unchanged-item.js';
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
-import { normaliseElement } from '../item-schema.js';
 import type { ItemPage, PageRequest } from '../items.js';
 import type { RawPage } from '../listing-body.js';
+import { PageItems } from '../page-items.js';
 import { type Received, receivedOf } from '../page-readings.js';
 import { AdaptiveWindow, Slots } from '../read-ahead.js';
 import { ProvedChain } from './chain.js';
@@ -443,10 +441,7 @@ class ProvedReading {
 
   /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
-    const items: Item[] = [];
-    const sent: (number | undefined)[] = [];
-    const unchanged: UnchangedItem[] = [];
-    const invalid: InvalidItem[] = [];
+    const taken = new PageItems();
     let duplicates = 0;
     this.pages += 1;
     for (const received of after) {
@@ -455,16 +450,7 @@ class ProvedReading {
         continue;
       }
       if (received.id !== null) this.yielded.add(received.id);
-      const { element } = received;
-      if (element.unchanged !== undefined && received.id !== null) {
-        unchanged.push({ id: received.id, ...element.unchanged });
-        continue;
-      }
-      const result = normaliseElement(element, this.pages);
-      if (result.ok) {
-        items.push(result.item);
-        sent.push(element.sent);
-      } else invalid.push(result.invalid);
+      taken.add(received, this.pages);
     }
     const checkpoint: ListingCheckpoint = {
       end: this.end,
@@ -473,6 +459,7 @@ class ProvedReading {
     };
     const rereads = this.rereads;
     this.rereads = 0;
+    const { items, invalid, unchanged, sent } = taken;
     return {
       page: this.pages,
       items,
