@@ -13,7 +13,9 @@ export interface SentIndex {
  * The elements of a listing body (`json` is JSON.parse's array of `text`), each with the hash of its
  * text as sent. One whose text the store has read before is marked `unchanged` and read no
  * further: its exact numbers and unknown members are the stored version's. Undefined when the text's
- * elements cannot be delimited.
+ * elements cannot be delimited. The reference is `readListingBody` without an index, which it agrees
+ * with on every element it reads (test/api/known-elements.test.ts); an unchanged resync of 100,000
+ * items went from 3.13x / 3.36x to 2.23x / 2.32x the baseline's CPU (README, Benchmark).
  */
 export function knownElements(
   text: string,
