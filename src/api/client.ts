@@ -10,6 +10,7 @@ import { DEFAULT_RETRY, type RetryOptions } from './http/retry.js';
 import { sanitizeUrl } from './http/sanitize.js';
 import { isRequestSafe } from './http/server-values.js';
 import { normaliseItem } from './item/item-schema.js';
+import type { SentIndex } from './item/known-elements.js';
 import type { ListingCheckpoint } from './listing/checkpoint.js';
 import { PAST_END_STATUSES, parseJsonBody, type RawPage, readListingBody } from './listing/page-body.js';
 import {
@@ -63,6 +64,8 @@ export interface ReadItemsOptions {
   readonly maxInFlight?: number;
   /** Listing requests before giving up on ever seeing the end. */
   readonly maxRequests?: number;
+  /** The texts the store has read before: an item sent as one of them is not read again (`knownElements`). */
+  readonly known?: SentIndex;
 }
 
 export type ReadItemsQuery = ListingQuery & ReadItemsOptions;
@@ -117,9 +120,9 @@ export class MarketplaceClient {
   /** Every item listed from the first request to the confirmed end; see `readListing` for the
    * guarantees. Up to `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { resume, maxInFlight, maxRequests, ...listing } = query;
+    const { resume, maxInFlight, maxRequests, known, ...listing } = query;
     validateListingQuery(listing);
-    return readListing((window, request) => this.listingPage(listing, window, request), {
+    return readListing((window, request) => this.listingPage(listing, window, request, known), {
       perPage: listing.perPage ?? DEFAULT_PER_PAGE,
       resume,
       maxInFlight: maxInFlight ?? this.maxInFlight,
@@ -135,14 +138,20 @@ export class MarketplaceClient {
     return singlePage(1, await this.listingPage(query, window, { first: true }));
   }
 
-  private listingPage(listing: ListingQuery, window: ListingWindow, request: PageRequest): Promise<RawPage> {
+  private listingPage(
+    listing: ListingQuery,
+    window: ListingWindow,
+    request: PageRequest,
+    known?: SentIndex,
+  ): Promise<RawPage> {
     const path = listingPath({ ...listing, perPage: window.perPage }, window.page);
     const shown = `GET ${sanitizeUrl(path)}`;
     return this.requests.get(path, {
       signal: request.signal,
       accept: request.first ? undefined : PAST_END_STATUSES,
       pushedBack: request.pushedBack,
-      read: (response, secrets) => readListingBody(response, { shown, mayEnd: !request.first, secrets }),
+      read: (response, secrets) =>
+        readListingBody(response, { shown, mayEnd: !request.first, secrets, known }),
     });
   }
 

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { type FieldName, type Item, TRACKED_FIELDS } from '../domain/item.js';
 import {
   ITEM_FIELDS,
@@ -6,6 +5,7 @@ import {
   STORED_READERS,
   storedValue as sqlValue,
 } from '../domain/item-fields.js';
+import { valuesHash } from './values-hash.js';
 
 /** The columns of an item's row: its fields, the hash of its tracked values, and its raw JSON. */
 type ItemColumn = FieldName | 'hash' | 'raw';
@@ -15,14 +15,13 @@ export const ITEM_COLUMNS: readonly ItemColumn[] = ['id', 'hash', ...TRACKED_FIE
 
 /**
  * Identity of an item's tracked values: equal values give equal hashes whatever the API's
- * representation was, because the values are canonical before they get here. It is the first 52 bits
- * (13 hex digits) of the SHA-1 of their JSON: a safe integer, 8 bytes in SQLite, and compared only
- * with the versions of the same id, so a collision (2^-52 a comparison) stays negligible. Stores of
- * schema version 4 kept all 40 digits; migration 5 keeps these 13 of them.
+ * representation was, because the values are canonical before they get here. It is `valuesHash` of
+ * them (53 bits: a safe integer, 8 bytes in SQLite), compared only with the versions of the same id,
+ * so a collision (2^-53 a comparison) stays negligible. Stores of schema version 7 and before kept
+ * the first 52 bits of the SHA-1 of the values' JSON: migration 8 computes every hash again.
  */
 export function itemHash(item: Item): number {
-  const values = TRACKED_FIELDS.map((field) => item[field]);
-  return Number.parseInt(hash('sha1', JSON.stringify(values), 'hex').slice(0, 13), 16);
+  return valuesHash(TRACKED_FIELDS.map((field) => item[field]));
 }
 
 /** What SQLite binds for one item column; an item field as SQLite keeps it. */

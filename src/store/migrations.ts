@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { registerValuesHash } from './rehash.js';
 
 /**
  * The schema, one step per version. `PRAGMA user_version` records the steps applied; steps are only
@@ -267,6 +268,21 @@ const MIGRATIONS: readonly string[] = [
       JOIN item_versions v
         ON v.valid_from_run <= latest.run AND (v.valid_to_run IS NULL OR v.valid_to_run > latest.run);
   `,
+  // What each version was read from: a hash of the item's text as sent (`sent-text.ts`), so that an
+  // item sent as the same text again is known unchanged without reading it. Versions written before
+  // have none, and get it the next time they are read with their values. A change to how text is read
+  // into an item must clear it (`UPDATE item_versions SET sent = NULL`) in its own migration. The
+  // covering index of an id's versions carries it: a run loads every current one from the index alone.
+  // The item hash becomes `valuesHash` (was the SHA-1 of the values' JSON): every version's is
+  // computed again (`item_values_hash`, registered by `migrate`).
+  `
+  ALTER TABLE item_versions ADD COLUMN sent INTEGER;
+  UPDATE item_versions SET hash = item_values_hash(title, price, original_price, currency, quantity,
+    published, created_at, url, web_url, photos, photos_id, description, raw_description, fbcomments,
+    shop_id, shop_name, shop_url, shop_image, shop_items_url);
+  DROP INDEX item_versions_id;
+  CREATE INDEX item_versions_id ON item_versions (id, valid_from_run, valid_to_run, hash, sent);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -278,6 +294,7 @@ export function migrate(db: Database.Database): void {
       `its schema version ${current} is newer than this shop-sync understands (${SCHEMA_VERSION})`,
     );
   }
+  if (current < SCHEMA_VERSION) registerValuesHash(db);
   for (let version = current; version < SCHEMA_VERSION; version += 1) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version] as string);

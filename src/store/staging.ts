@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
+import type { UnchangedItem } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 import { writeItems } from './write-items.js';
@@ -14,6 +15,10 @@ export interface StagedPage {
    * the same transaction, handed back by `beginRun` when the run resumes.
    */
   readonly checkpoint?: string;
+  /** Items sent as the very text their current version was read from: their values are that version's. */
+  readonly unchanged?: readonly UnchangedItem[];
+  /** The hash of each of `items`' text as sent, in the same order, when it was taken. */
+  readonly sent?: readonly (number | undefined)[];
 }
 
 /** Page number recorded for items staged by confirming a removal rather than by reading a page. */
@@ -38,11 +43,7 @@ export function stagePages(
   store.db
     .transaction(() => {
       guard();
-      const fresh = writeItems(
-        store.db,
-        run,
-        pages.flatMap((page) => page.items),
-      );
+      const fresh = writeItems(store.db, run, pages);
       let invalid = 0;
       for (const page of pages) {
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
@@ -110,7 +111,7 @@ export function stageConfirmed(store: Store, run: number, items: readonly Item[]
   const statements = stagingStatements(store.db);
   store.db
     .transaction(() => {
-      const fresh = writeItems(store.db, run, items);
+      const fresh = writeItems(store.db, run, [{ items }]);
       statements.countConfirmed.run(fresh, run);
     })
     .immediate();

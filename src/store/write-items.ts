@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Item } from '../domain/item.js';
+import type { UnchangedItem } from '../domain/unchanged-item.js';
 import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
 import { perConnection } from './per-connection.js';
 
@@ -19,28 +20,107 @@ interface Known {
   mine?: Version;
 }
 
+/** What the run read of the items of one page: each item with the hash of its text as sent (when
+ * taken), and the items known unchanged from that text alone. */
+export interface ReadItems {
+  readonly items: readonly Item[];
+  /** `sent[i]` is the hash of `items[i]`'s text as sent (`sent-text.ts`). */
+  readonly sent?: readonly (number | undefined)[];
+  readonly unchanged?: readonly UnchangedItem[];
+}
+
 /**
  * Writes what the run read, in one transaction the caller holds; returns how many ids were new to the
  * run (an id read twice counts once, with the values read last). The store is asked about all the
  * items at once:
- * - an item whose values hash as its open version's (of a complete run) is noted in `run_matched` by
- *   that version's number, and nothing else is written: a resync appends to one small index;
+ * - an item known unchanged from its text whose id the run has not written otherwise is noted in
+ *   `run_matched` by its version's number straight away: its version was current at a complete run
+ *   when the run (or its latest attempt) began, and only this run could have changed that since;
+ * - an item whose values hash as its open version's (of a complete run) is noted likewise, and
+ *   nothing else is written: a resync appends to one small index (the version learns the text it was
+ *   read from, if it did not know it yet);
  * - the others (new, changed, or read again) are written one by one by `writeChanged`.
  */
-export function writeItems(db: Database.Database, run: number, items: readonly Item[]): number {
+export function writeItems(db: Database.Database, run: number, pages: readonly ReadItems[]): number {
   const s = statements(db);
-  const latest = new Map<string, Item>();
-  for (const item of items) latest.set(item.id, item);
-  const hashed = [...latest.values()].map((item) => ({ item, hash: itemHash(item) }));
+  const { ids: written, fromEmpty } = runWrites(db, run);
+  const latest = new Map<string, Hashed>();
+  // A page holds an id once; across pages, in the order read, the last reading wins.
+  for (const read of pages) {
+    for (const [index, item] of read.items.entries())
+      latest.set(item.id, { id: item.id, item, hash: itemHash(item), sent: read.sent?.[index] });
+    for (const { id, hash, version } of read.unchanged ?? []) latest.set(id, { id, hash, version });
+  }
+  const known: number[] = [];
+  const hashed: Hashed[] = [];
+  for (const entry of latest.values()) {
+    if (entry.version !== undefined && !written.has(entry.id)) known.push(entry.version);
+    else hashed.push(entry);
+  }
+  let fresh = known.length > 0 ? s.match.run(run, JSON.stringify(known)).changes : 0;
+  const asked = fromEmpty ? insertNew(s, run, hashed, written) : hashed;
+  if (asked.length > 0) fresh += writeHashed(s, run, asked, written);
+  return fresh + (hashed.length - asked.length);
+}
+
+/**
+ * Inserts the items of a run that began on an empty store (its first sync) whose ids it has not
+ * written yet: they are new, with nothing to look up. Returns the entries left to `writeHashed`.
+ */
+function insertNew(s: Statements, run: number, hashed: readonly Hashed[], written: Set<string>): Hashed[] {
+  const rest: Hashed[] = [];
+  for (const entry of hashed) {
+    const { id, item, hash, sent } = entry;
+    if (item === undefined || written.has(id)) {
+      rest.push(entry);
+      continue;
+    }
+    written.add(id);
+    s.insert.run(run, ...itemValues(item, hash), sent ?? null);
+  }
+  return rest;
+}
+
+/** `writeItems` for the entries that the store is asked about; notes the ids written in `written`. */
+function writeHashed(s: Statements, run: number, hashed: readonly Hashed[], written: Set<string>): number {
   // A hash has at most 16 decimal digits: padded, it tells where the id starts, whatever the id holds.
-  const keys = hashed.map(({ item, hash }) => String(hash).padStart(16, '0') + item.id);
+  const keys = hashed.map(({ id, hash }) => String(hash).padStart(16, '0') + id);
   const versions = s.unchanged.all({ run, keys: JSON.stringify(keys) }) as (number | null)[];
   const matched = versions.filter((version) => version !== null);
   let fresh = matched.length > 0 ? s.match.run(run, JSON.stringify(matched)).changes : 0;
+  const learnt = hashed.flatMap(({ item, sent }, index) =>
+    item !== undefined && sent !== undefined && versions[index] != null ? [[versions[index], sent]] : [],
+  );
+  if (learnt.length > 0) s.learnSent.run(JSON.stringify(learnt));
   const rest = hashed.filter((_, index) => versions[index] === null);
+  for (const { id } of rest) written.add(id);
   if (rest.length > 0) fresh += writeChanged(s, run, rest);
   return fresh;
 }
+
+/** What this connection has written in one run. */
+interface RunWrites {
+  readonly run: number;
+  /**
+   * The ids it has written versions (or reopened them) for, other than by a plain match: an item of
+   * them known unchanged from its text is checked against the store like any other.
+   */
+  readonly ids: Set<string>;
+  /** Whether the store held no version when it first wrote: every id not in `ids` is new. */
+  readonly fromEmpty: boolean;
+}
+
+const runWrites = (() => {
+  const byConnection = perConnection((): { state?: RunWrites } => ({}));
+  return (db: Database.Database, run: number): RunWrites => {
+    const held = byConnection(db);
+    if (held.state?.run !== run) {
+      const fromEmpty = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM item_versions)').pluck().get() === 1;
+      held.state = { run, ids: new Set(), fromEmpty };
+    }
+    return held.state;
+  };
+})();
 
 /**
  * Writes items that are not simply unchanged; returns how many ids were new to the run. A new or
@@ -49,17 +129,18 @@ export function writeItems(db: Database.Database, run: number, items: readonly I
  * within the run, the values read last win: the run's version is replaced, or dropped and the previous
  * one reopened (and matched) when the item is back to it; a matched version that the item no longer
  * matches is closed and unmatched. So `run_matched` holds exactly the open versions of complete runs
- * that the run read unchanged, which `candidateCount` counts on.
+ * that the run read unchanged, which `candidateCount` counts on. An item known unchanged from its text
+ * has its current version's hash, so it always takes one of the first two ways.
  */
-function writeChanged(s: Statements, run: number, items: readonly Hashed[]): number {
+function writeChanged(s: Statements, run: number, entries: readonly Hashed[]): number {
   const known = lookUp(
     s,
     run,
-    items.map(({ item }) => item.id),
+    entries.map(({ id }) => id),
   );
   let fresh = 0;
-  for (const { item, hash } of items) {
-    const { current, mine } = known.get(item.id) ?? {};
+  for (const { id, item, hash, sent } of entries) {
+    const { current, mine } = known.get(id) ?? {};
     if (!current?.matched && mine === undefined) fresh += 1;
     if (mine?.hash === hash) continue;
     if (current?.hash === hash) {
@@ -68,17 +149,24 @@ function writeChanged(s: Statements, run: number, items: readonly Hashed[]): num
       if (!current.matched) s.match.run(run, `[${current.version}]`);
       continue;
     }
+    if (item === undefined) throw new Error(`item ${id} was read as unchanged but its version is gone`);
     if (current !== undefined && !current.closed) s.close.run(run, current.version);
     if (current?.matched) s.unmatch.run(run, current.version);
-    if (mine !== undefined) s.replace.run(...itemValues(item, hash).slice(1), mine.version);
-    else s.insert.run(run, ...itemValues(item, hash));
+    if (mine !== undefined) s.replace.run(...itemValues(item, hash).slice(1), sent ?? null, mine.version);
+    else s.insert.run(run, ...itemValues(item, hash), sent ?? null);
   }
   return fresh;
 }
 
+/** One id as the batch read it last: its values (none when known unchanged from its text), their
+ * hash, and the hash of its text as sent. */
 interface Hashed {
-  readonly item: Item;
+  readonly id: string;
+  readonly item?: Item;
   readonly hash: number;
+  readonly sent?: number;
+  /** The version it was read as, when known from its text. */
+  readonly version?: number;
 }
 
 /** The versions the run has to know of for each id, from one statement. */
@@ -116,6 +204,8 @@ interface Statements {
   readonly reopen: Database.Statement;
   readonly match: Database.Statement;
   readonly unmatch: Database.Statement;
+  /** Per [version, sent] pair: the text the version was read from, where it did not know it. */
+  readonly learnSent: Database.Statement;
 }
 
 /** Prepared once per connection: a batch is written with the same few statements every time. */
@@ -140,16 +230,20 @@ const statements = perConnection((db): Statements => {
       )
       .raw(),
     insert: db.prepare(
-      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')})
-         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
+         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
     ),
     replace: db.prepare(
-      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')} WHERE version = ?`,
+      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')}, sent = ? WHERE version = ?`,
     ),
     drop: db.prepare('DELETE FROM item_versions WHERE version = ?'),
     close: db.prepare('UPDATE item_versions SET valid_to_run = ? WHERE version = ?'),
     reopen: db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE version = ?'),
     match: db.prepare('INSERT OR IGNORE INTO run_matched (run, version) SELECT ?, value FROM json_each(?)'),
     unmatch: db.prepare('DELETE FROM run_matched WHERE run = ? AND version = ?'),
+    learnSent: db.prepare(
+      `UPDATE item_versions SET sent = j.value ->> 1 FROM json_each(?) j
+        WHERE item_versions.version = j.value ->> 0 AND item_versions.sent IS NULL`,
+    ),
   };
 });

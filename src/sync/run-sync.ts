@@ -20,6 +20,7 @@ import {
   type RunCounts,
   type RunStart,
 } from '../store/run-records.js';
+import { SentVersions } from '../store/sent-index.js';
 import { StagingBatch } from '../store/staging.js';
 import { type StoreCheck, startStoreCheck } from '../store/verify.js';
 import { confirmRemovals } from './confirm-removals.js';
@@ -223,8 +224,9 @@ async function completeRun(
       () => deps.onPoint?.('page-staged'),
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
+    const known = await SentVersions.load(store, start.run);
     await stageListing(
-      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint) }),
+      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known }),
       batch,
       reading,
     );

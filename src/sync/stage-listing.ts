@@ -9,7 +9,11 @@ import type { BatchLimits, StagingBatch } from '../store/staging.js';
 import type { SyncDeps } from './deps.js';
 import type { SyncProgress } from './outcome.js';
 
-/** Pages per staging transaction, and the longest a read page waits to be staged while pages keep coming. */
+/**
+ * Pages per staging transaction, and the longest a read page waits to be staged while pages keep
+ * coming. 40 pages rather than 10 cut writing 100,000 new items alone from 1.18 s to 1.01 s of CPU, but
+ * not a whole first sync measurably (4.47 / 4.39 s against 4.51 / 4.34 s), for 55 MiB more peak RSS.
+ */
 export const STAGING_BATCH: BatchLimits = { pages: 10, ms: 500 };
 
 /**
@@ -46,7 +50,7 @@ export class ReadingWatch {
         );
     }
     this.progress.pages += 1;
-    this.progress.items += page.items.length;
+    this.progress.items += page.items.length + (page.unchanged?.length ?? 0);
     this.progress.invalid += page.invalid.length;
     this.rereads += page.rereads;
     this.log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');

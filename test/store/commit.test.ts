@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Decimal } from '../../src/domain/decimal.js';
+import type { Item } from '../../src/domain/item.js';
 import { commitRun } from '../../src/store/commit.js';
 import { diffRuns } from '../../src/store/diff-runs.js';
+import { openStore, type Store } from '../../src/store/open.js';
 import { beginRun, getRun } from '../../src/store/run-records.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
@@ -66,6 +68,28 @@ describe('committing runs as type-2 versions', () => {
     expect([...snapshotItems(sandbox.store, run)].map((i) => [i.id, i.quantity])).toEqual([
       ['a', 1],
       ['b', 9],
+    ]);
+  });
+
+  it('on a first run, counts an id read again in a later batch, or after resuming on another connection, once', () => {
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    const stage = (store: Store, page: number, items: Item[]) =>
+      stagePages(store, run, [{ page, items, invalid: [] }], () => undefined);
+    stage(sandbox.store, 1, [makeItem('a'), makeItem('b')]);
+    stage(sandbox.store, 2, [makeItem('b', { quantity: 9 })]);
+    const resumed = openStore(sandbox.store.path);
+    try {
+      stage(resumed, 3, [makeItem('a', { quantity: 5 }), makeItem('c')]);
+      expect(getRun(resumed, run)).toMatchObject({ items: 3, pages: 3 });
+      expect(commitRun(resumed, run, () => undefined)).toMatchObject({ items: 3, added: 3, updated: 0 });
+    } finally {
+      resumed.close();
+    }
+    expect(versionCount()).toBe(3);
+    expect([...snapshotItems(sandbox.store, run)].map((i) => [i.id, i.quantity])).toEqual([
+      ['a', 5],
+      ['b', 9],
+      ['c', 1],
     ]);
   });
 

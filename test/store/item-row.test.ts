@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
 import { TRACKED_FIELDS } from '../../src/domain/item.js';
 import { ITEM_COLUMNS, itemAt, itemHash, itemValues, rowToItem } from '../../src/store/item-row.js';
+import { valuesHash } from '../../src/store/values-hash.js';
 import { makeItem } from './fixtures.js';
 
 const decimal = (text: string) => parseDecimal(text) as Decimal;
@@ -63,11 +63,8 @@ describe('item rows', () => {
     expect(itemHash(fromText)).not.toBe(itemHash({ ...fromText, photos: ['https://img.example/x.jpg'] }));
   });
 
-  it('is the first 13 hex digits of the SHA-1 of the values, as migration 5 keeps the hashes of version 4', () => {
-    const sha1 = createHash('sha1')
-      .update(JSON.stringify(TRACKED_FIELDS.map((f) => item[f])))
-      .digest('hex');
-    expect(itemHash(item)).toBe(Number.parseInt(sha1.slice(0, 13), 16));
+  it('is the values hash of the tracked values, a safe integer', () => {
+    expect(itemHash(item)).toBe(valuesHash(TRACKED_FIELDS.map((f) => item[f])));
     expect(Number.isSafeInteger(itemHash(item))).toBe(true);
   });
 });

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoredVersion } from '../../src/domain/unchanged-item.js';
+import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
 import { beginRun, getRunDetail } from '../../src/store/run-records.js';
+import { SentVersions } from '../../src/store/sent-index.js';
 import { type StagedPage, StagingBatch, stagePages } from '../../src/store/staging.js';
 import { makeItem, openTempStore, tempDir } from './fixtures.js';
 
@@ -88,5 +91,53 @@ describe('staging pages in batches', () => {
       startPage: 1,
       resumed: true,
     });
+  });
+});
+
+describe('items known unchanged from their text', () => {
+  /** Run 1 complete with item `a` at quantity 1; run 2 begun. Returns `a`'s version in run 1. */
+  async function afterOneRun(): Promise<StoredVersion> {
+    stagePages(
+      store,
+      run,
+      [{ page: 1, items: [makeItem('a', { quantity: 1 })], invalid: [], sent: [7] }],
+      () => undefined,
+    );
+    commitRun(store, run, () => undefined);
+    run = beginRun(store, { query: 'q', resumeWindowMinutes: 60 }).run;
+    const version = (await SentVersions.load(store, run)).versionOf('a', 7);
+    if (version === undefined) throw new Error('the text of a was not kept');
+    return version;
+  }
+  const quantities = () =>
+    store.db
+      .prepare(
+        `SELECT v.quantity FROM item_versions v
+          WHERE v.valid_from_run = @run OR EXISTS (SELECT 1 FROM run_matched m WHERE m.run = @run AND m.version = v.version)`,
+      )
+      .pluck()
+      .all({ run });
+
+  it('is the version its text was read from, unless the run read the item otherwise since', async () => {
+    const stored = await afterOneRun();
+    const changed = { page: 1, items: [makeItem('a', { quantity: 2 })], invalid: [] };
+    const unchanged = { page: 2, items: [], invalid: [], unchanged: [{ id: 'a', ...stored }] };
+    stagePages(store, run, [changed], () => undefined);
+    stagePages(store, run, [unchanged], () => undefined);
+    // Read last as its old text: back to the old version, matched, and the run's own one gone.
+    expect(quantities()).toEqual([1]);
+    expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 1, added: 0, updated: 0 });
+  });
+
+  it('gives way to a change read after it, in the same batch or a later one', async () => {
+    const stored = await afterOneRun();
+    const unchanged = { page: 1, items: [], invalid: [], unchanged: [{ id: 'a', ...stored }] };
+    const changed = { page: 2, items: [makeItem('a', { quantity: 3 })], invalid: [] };
+    stagePages(store, run, [unchanged, changed], () => undefined);
+    expect(quantities()).toEqual([3]);
+    stagePages(store, run, [unchanged], () => undefined);
+    stagePages(store, run, [changed], () => undefined);
+    expect(quantities()).toEqual([3]);
+    expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 1, added: 0, updated: 1 });
   });
 });

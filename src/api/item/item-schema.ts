@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Decimal, readDecimal, shownLiteral } from '../../domain/decimal.js';
 import type { InvalidItem, Item } from '../../domain/item.js';
+import type { StoredVersion } from '../../domain/unchanged-item.js';
 import {
   API_FIELDS,
   type ApiField,
@@ -119,6 +120,10 @@ export interface ParsedElement {
   readonly raw: string;
   /** Why the element could not be read at all (it alone exceeds the response cap): it is invalid. */
   readonly unreadable?: string;
+  /** The hash of the element's text as sent (`sent-text.ts`), when it was taken. */
+  readonly sent?: number;
+  /** The stored version read from this very text: the element needs no reading. */
+  readonly unchanged?: StoredVersion;
 }
 
 /**

@@ -50,9 +50,11 @@ export function elementSources(
   return sources;
 }
 
-/** The source of the JSON object `text` (none if it is not an object), whose JSON.parse value is `json`. */
-export function objectSource(text: string, layout: ObjectLayout, json: unknown): ObjectSource {
+/** The source of the JSON object at `at` in `text` (none if it is not an object), whose JSON.parse
+ * value is `json`. */
+export function objectSource(text: string, layout: ObjectLayout, json: unknown, at = 0): ObjectSource {
   const scanner = new SourceScanner(text);
+  scanner.at = at;
   scanner.next();
   return scanner.value(layout, json);
 }
@@ -175,7 +177,7 @@ function endsLiteral(c: number): boolean {
 }
 
 /** Index just past the object or array whose opening bracket is at `open`. */
-function containerEnd(text: string, open: number): number {
+export function containerEnd(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
@@ -192,7 +194,7 @@ function containerEnd(text: string, open: number): number {
 }
 
 /** Index of the quote that closes the string opened at `open`. */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
   while (at !== -1) {
     let backslashes = 0;

@@ -4,6 +4,7 @@ import { TransientError } from '../http/retry.js';
 import { serverMessageField } from '../http/server-message.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';
 import { elementSources } from '../item/json-source.js';
+import { knownElements, type SentIndex } from '../item/known-elements.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
 export interface RawPage {
@@ -22,6 +23,8 @@ export interface ListingBodyContext {
   /** Whether the page follows a page with items, so that an answer with no list can be the end. */
   readonly mayEnd: boolean;
   readonly secrets: readonly string[];
+  /** The store's texts already read: each element is then hashed as sent, and one read before is not read again. */
+  readonly known?: SentIndex;
 }
 
 const NO_ITEMS: RawPage = Object.freeze({ elements: [] });
@@ -49,11 +52,21 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
-  const sources = elementSources(response.body, ITEM_LAYOUT, json);
-  if (sources.length !== json.length) {
+  const elements = context.known
+    ? knownElements(response.body, json, context.known)
+    : parsedElements(response.body, json);
+  if (elements === undefined) {
     throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }
-  return { elements: sources.map((source, i) => exactElement(json[i], source)) };
+  return { elements };
+}
+
+/** Each element of the array `json` parsed from `text`, with its exact numbers; undefined when the
+ * text's elements cannot be delimited. */
+function parsedElements(text: string, json: readonly unknown[]): ParsedElement[] | undefined {
+  const sources = elementSources(text, ITEM_LAYOUT, json);
+  if (sources.length !== json.length) return undefined;
+  return sources.map((source, i) => exactElement(json[i], source));
 }
 
 function isPastEnd(response: HttpResponse): boolean {

@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
+import type { UnchangedItem } from '../../domain/unchanged-item.js';
 import { ProtocolError, UsageError } from '../../errors.js';
-import { normaliseElement } from '../item/item-schema.js';
 import type { RawPage } from './page-body.js';
+import { PageItems } from './page-items.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
 import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
 
@@ -23,6 +24,10 @@ export interface ItemPage {
   /** Where the reading stands once this page is taken (JSON of a `ListingCheckpoint`): what a run
    * keeps to resume from. */
   readonly checkpoint?: string;
+  /** Items sent as the very text their stored version was read from (`ReadItemsOptions.known`). */
+  readonly unchanged?: readonly UnchangedItem[];
+  /** The hash of each of `items`' text as sent, in the same order, when it was taken. */
+  readonly sent?: readonly (number | undefined)[];
 }
 
 export interface PageReadOptions {
@@ -235,22 +240,22 @@ class ListingGuard {
   }
 
   finish(held: PageReadings): ItemPage {
-    const items: Item[] = [];
-    const invalid: InvalidItem[] = [];
+    const taken = new PageItems();
     const ids = new Set<string>();
     let duplicates = 0;
     const elements = held.elements();
-    for (const { id, element } of elements) {
+    for (const received of elements) {
+      const { id } = received;
       if (id !== null && this.recent.some((set) => set.has(id))) {
         duplicates += 1;
         continue;
       }
       if (id !== null) ids.add(id);
-      const result = normaliseElement(element, held.page);
-      if (result.ok) items.push(result.item);
-      else invalid.push(result.invalid);
+      taken.add(received, held.page);
     }
     this.recent = [this.recent.at(-1) ?? new Set(), ids];
-    return { page: held.page, items, invalid, received: elements.length, duplicates, rereads: held.rereads };
+    const { items, invalid, unchanged, sent } = taken;
+    const { page, rereads } = held;
+    return { page, items, invalid, received: elements.length, duplicates, rereads, unchanged, sent };
   }
 }

@@ -1,3 +1,4 @@
+import type { Item } from '../../domain/item.js';
 import type { ListingCheckpoint } from './checkpoint.js';
 import type { RawPage } from './page-body.js';
 import type { ItemPage, PageRequest } from './page-by-page.js';
@@ -31,3 +32,26 @@ export type Paginator = (fetch: FetchWindow, options: ListingReadOptions) => Asy
  * reads it page by page instead.
  */
 export class WindowsMisaligned extends Error {}
+
+/** The page's items (with their texts' hashes), unchanged items and invalid ones that `isNew` keeps. */
+export function keptItems(
+  page: ItemPage,
+  isNew: (id: string | null) => boolean,
+): Pick<ItemPage, 'items' | 'sent' | 'unchanged' | 'invalid'> {
+  const kept = page.items.flatMap((item, index) => (isNew(item.id) ? [index] : []));
+  const all = kept.length === page.items.length;
+  return {
+    items: all ? page.items : kept.map((index) => page.items[index] as Item),
+    sent: all ? page.sent : kept.map((index) => page.sent?.[index]),
+    unchanged: page.unchanged?.filter((item) => isNew(item.id)),
+    invalid: page.invalid.filter((bad) => isNew(bad.id)),
+  };
+}
+
+/** Every id a page yields as read: its items, its unchanged items and its invalid items with an id. */
+export function pageIds(page: ItemPage): string[] {
+  const ids = page.items.map((item) => item.id);
+  for (const item of page.unchanged ?? []) ids.push(item.id);
+  for (const bad of page.invalid) if (bad.id !== null) ids.push(bad.id);
+  return ids;
+}

@@ -2,7 +2,7 @@ import { ListingMovedError, ResponseTooLargeError } from '../../errors.js';
 import type { ParsedElement } from '../item/item-schema.js';
 import type { RawPage } from './page-body.js';
 import { type FetchPage, type PageRequest, readPages } from './page-by-page.js';
-import type { FetchWindow, Paginator } from './paginator.js';
+import { type FetchWindow, keptItems, type Paginator, pageIds } from './paginator.js';
 import type { ListingWindow } from './window.js';
 
 /** Page-by-page passes over a listing whose windows cannot overlap, before two in a row read the same. */
@@ -28,17 +28,11 @@ export const readInPasses: Paginator = async function* readInPasses(fetch, optio
       pageSize: perPage,
       maxPages: options.maxRequests,
     })) {
-      for (const item of page.items) sequence.push(item.id);
-      for (const bad of page.invalid) if (bad.id !== null) sequence.push(bad.id);
+      sequence.push(...pageIds(page));
       const isNew = (id: string | null) =>
         id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined;
       pages += 1;
-      yield {
-        ...page,
-        page: pages,
-        items: page.items.filter((item) => isNew(item.id)),
-        invalid: page.invalid.filter((bad) => isNew(bad.id)),
-      };
+      yield { ...page, page: pages, ...keptItems(page, isNew) };
     }
     if (previous !== undefined && sameSequence(previous, sequence)) return;
     previous = sequence;

@@ -1,11 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import type { InvalidItem, Item } from '../../domain/item.js';
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
-import { normaliseElement } from '../item/item-schema.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
 import type { RawPage } from './page-body.js';
 import type { ItemPage, PageRequest } from './page-by-page.js';
+import { PageItems } from './page-items.js';
 import { type Received, receivedOf } from './page-readings.js';
 import { type FetchWindow, type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
 import { AdaptiveWindow, Slots } from './read-ahead.js';
@@ -427,8 +426,7 @@ class ProvedReading {
 
   /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
-    const items: Item[] = [];
-    const invalid: InvalidItem[] = [];
+    const taken = new PageItems();
     let duplicates = 0;
     this.pages += 1;
     for (const received of after) {
@@ -437,9 +435,7 @@ class ProvedReading {
         continue;
       }
       if (received.id !== null) this.yielded.add(received.id);
-      const result = normaliseElement(received.element, this.pages);
-      if (result.ok) items.push(result.item);
-      else invalid.push(result.invalid);
+      taken.add(received, this.pages);
     }
     const checkpoint: ListingCheckpoint = {
       end: this.end,
@@ -448,6 +444,7 @@ class ProvedReading {
     };
     const rereads = this.rereads;
     this.rereads = 0;
+    const { items, invalid, unchanged, sent } = taken;
     return {
       page: this.pages,
       items,
@@ -456,6 +453,8 @@ class ProvedReading {
       duplicates,
       rereads,
       checkpoint: JSON.stringify(checkpoint),
+      unchanged,
+      sent,
     };
   }
 }

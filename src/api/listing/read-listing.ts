@@ -1,5 +1,11 @@
 import type { ItemPage } from './page-by-page.js';
-import { type FetchWindow, type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
+import {
+  type FetchWindow,
+  keptItems,
+  type ListingReadOptions,
+  type Paginator,
+  WindowsMisaligned,
+} from './paginator.js';
 import { readInPasses } from './passes.js';
 import { readProved } from './proved-reader.js';
 
@@ -12,7 +18,8 @@ const PAGINATORS: readonly Paginator[] = [readProved, readInPasses];
 
 /**
  * Every item listed from the first request to the last (see the paginators). A paginator that gives
- * up hands over to the next, which yields only what was not yet yielded.
+ * up hands over to the next, which yields only what was not yet yielded (an item without an id cannot
+ * be matched, and is yielded as each paginator reads it).
  */
 export async function* readListing(
   fetch: FetchWindow,
@@ -20,13 +27,12 @@ export async function* readListing(
 ): AsyncGenerator<ItemPage> {
   let pages = 0;
   const seen = new Set<string>();
+  const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
   for (const paginator of PAGINATORS) {
     try {
       for await (const page of paginator(fetch, options)) {
         pages += 1;
-        const items = page.items.filter((item) => !seen.has(item.id));
-        for (const item of items) seen.add(item.id);
-        yield { ...page, page: pages, items };
+        yield { ...page, page: pages, ...keptItems(page, isNew) };
       }
       return;
     } catch (error) {

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { commitRun } from '../../src/store/commit.js';
+import { beginRun } from '../../src/store/run-records.js';
+import { SentVersions } from '../../src/store/sent-index.js';
+import { stagePages } from '../../src/store/staging.js';
+import { freshStorePerTest, makeItem } from './fixtures.js';
+
+const sandbox = freshStorePerTest();
+
+/** Commits one run of `count` items, item `i` read from a text hashing as `i`, all but `unknown`. */
+function commitRunOf(count: number, unknown: number): void {
+  const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+  const items = Array.from({ length: count }, (_, i) => makeItem(`item-${i}`));
+  const sent = items.map((_, i) => (i === unknown ? undefined : i));
+  stagePages(sandbox.store, run, [{ page: 1, items, invalid: [], sent }], () => undefined);
+  commitRun(sandbox.store, run, () => undefined);
+}
+
+describe('the texts of the current versions', () => {
+  it('loads every version that knows its text, however many slices it takes', async () => {
+    commitRunOf(12_001, 7);
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    const index = await SentVersions.load(sandbox.store, run);
+    const found = Array.from({ length: 12_001 }, (_, i) => index.versionOf(`item-${i}`, i) !== undefined);
+    expect(found.filter((known) => !known)).toHaveLength(1);
+    expect(found[7]).toBe(false);
+    expect(index.versionOf('item-0', 1)).toBeUndefined();
+    expect(index.versionOf('item-0', 0)).toMatchObject({
+      version: expect.any(Number),
+      hash: expect.any(Number),
+    });
+  });
+});
