@@ -30,4 +30,14 @@ describe('the texts of the current versions', () => {
       hash: expect.any(Number),
     });
   });
+
+  it('loads no more than its limit, by id: the ids after it are read in full', async () => {
+    commitRunOf(12_001, -1);
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    const index = await SentVersions.load(sandbox.store, run, 6_000);
+    // Whole slices of 5,000: the limit is reached within the second.
+    expect(index.size).toBe(10_000);
+    const known = Array.from({ length: 12_001 }, (_, i) => index.versionOf(`item-${i}`, i) !== undefined);
+    expect(known.filter(Boolean)).toHaveLength(10_000);
+  });
 });
