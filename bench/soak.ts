@@ -98,6 +98,10 @@ async function main(): Promise<void> {
   process.stdout.write(`soak: seed ${seed}, ${items} items, ${minutes} min\n`);
   try {
     while (Date.now() < deadline) {
+      // Churn is balanced only on average: a run of cases that deleted more than they listed would
+      // empty the catalogue, so each case starts from the catalogue's first size.
+      const missing = items - sim.truth().length;
+      if (missing > 0) sim.mutate({ add: missing });
       const c = randomCase(rng, sim.truth().length, 20 + rng.int(60));
       const outcome = await runCrashCase(sim, c);
       cases += 1;
