@@ -1,8 +1,9 @@
 import type { SettingNames } from '../../config/settings.js';
 import { CredentialsError, InterruptedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { failedResponse } from '../http/failed-response.js';
-import type { HttpClient, HttpResponse } from '../http/http-client.js';
+import { failedResponse } from '../http/failure.js';
+import type { HttpClient } from '../http/http-client.js';
+import type { HttpResponse } from '../http/response.js';
 import { RetryBudget, type RetryOptions, withRetry } from '../http/retry.js';
 import { sanitizeUrl } from '../http/sanitize.js';
 import type { TokenManager } from './token-manager.js';

@@ -1,19 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool } from 'undici';
 import { validateBaseUrl } from '../../config/base-url.js';
 import { ENV_SETTING_NAMES } from '../../config/settings.js';
-import { ApiError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
+import { ApiError, ProtocolError } from '../../errors.js';
+import { type Exchange, failedExchange } from './failure.js';
+import type { HttpResponse } from './response.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
-import {
-  classifyTransportFailure,
-  errorCode,
-  FIRST_CONTACT_MS,
-  hasAnswered,
-  markAnswered,
-  settingError,
-} from './transport-failure.js';
+import { markAnswered } from './transport-failure.js';
 
 export interface HttpTimeouts {
   readonly connectMs: number;
@@ -62,12 +57,6 @@ export interface HttpRequest {
   readonly deadline?: number;
 }
 
-export interface HttpResponse {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
 /**
  * One keep-alive connection pool to the marketplace's origin. Answers every status as a response except
  * redirects, which are errors: following one would hand the Authorization header to another address.
@@ -80,6 +69,8 @@ export class HttpClient {
   private readonly totalMs: number;
   private readonly events: HttpEvents;
   private readonly baseUrlSetting: string;
+  /** What `failedExchange` needs to tell a setting from an outage. */
+  private readonly exchange: Exchange;
   private closing: Promise<void> | undefined;
 
   constructor(options: HttpOptions) {
@@ -90,6 +81,11 @@ export class HttpClient {
     this.totalMs = timeouts.totalMs;
     this.events = options.events ?? {};
     this.baseUrlSetting = options.baseUrlSetting ?? ENV_SETTING_NAMES.baseUrl;
+    this.exchange = {
+      baseUrl: this.baseUrl,
+      baseUrlSetting: this.baseUrlSetting,
+      maxResponseBytes: this.maxResponseBytes,
+    };
     this.pool = new Pool(this.baseUrl.origin, {
       connections: options.connections ?? 8,
       connectTimeout: timeouts.connectMs,
@@ -169,7 +165,7 @@ export class HttpClient {
           { cause: error },
         );
       }
-      throw this.translate(error, shown);
+      throw failedExchange(error, shown, this.exchange);
     } finally {
       clearTimeout(timer);
     }
@@ -198,54 +194,4 @@ export class HttpClient {
     this.closing ??= this.pool.close();
     return this.closing;
   }
-
-  private translate(error: unknown, shown: string): unknown {
-    if (error instanceof ApiError || isAbort(error)) return error;
-    if (error instanceof undiciErrors.ResponseExceededMaxSizeError) {
-      return new ResponseTooLargeError(
-        `${shown} failed: the response exceeded ${this.maxResponseBytes} bytes`,
-        this.maxResponseBytes,
-        { cause: error },
-      );
-    }
-    if (error instanceof undiciErrors.InvalidArgumentError) {
-      // Nothing was sent: a value in the request (a header) is not valid HTTP, and never will be.
-      return new ProtocolError(
-        `${shown} could not be sent: the request holds a value that is not valid HTTP (${error.code})`,
-        { cause: error },
-      );
-    }
-    const kind = classifyTransportFailure(error);
-    const code = errorCode(error) ?? 'no code';
-    if (kind === 'tls') return settingError(kind, code, this.baseUrl, this.baseUrlSetting, '');
-    const firstContact = kind !== 'other' && !hasAnswered(this.baseUrl.origin);
-    const shortWindow = firstContact
-      ? {
-          ms: FIRST_CONTACT_MS,
-          giveUp: (tried: string) => settingError(kind, code, this.baseUrl, this.baseUrlSetting, tried),
-        }
-      : undefined;
-    return new TransientError(shown, networkProblem(error), undefined, undefined, {
-      cause: error,
-      shortWindow,
-    });
-  }
-}
-
-function isAbort(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    (error.name === 'AbortError' || error instanceof undiciErrors.RequestAbortedError)
-  );
-}
-
-/** A network failure in words, with its code so that operators can search for it. */
-function networkProblem(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  const suffix = typeof code === 'string' ? ` (${code})` : '';
-  if (error instanceof undiciErrors.ConnectTimeoutError) return `timed out connecting${suffix}`;
-  if (error instanceof undiciErrors.HeadersTimeoutError) return `timed out waiting for the response${suffix}`;
-  if (error instanceof undiciErrors.BodyTimeoutError) return `timed out reading the response body${suffix}`;
-  if (code === 'ECONNREFUSED') return `the connection was refused${suffix}`;
-  return `the connection dropped before the response was complete${suffix}`;
 }

@@ -1,5 +1,5 @@
 import { ProtocolError } from '../../errors.js';
-import type { HttpResponse } from '../http/http-client.js';
+import type { HttpResponse } from '../http/response.js';
 import { TransientError } from '../http/retry.js';
 import { serverMessageField } from '../http/server-message.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';

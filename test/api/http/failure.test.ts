@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failedResponse } from '../../../src/api/http/failed-response.js';
+import { failedResponse } from '../../../src/api/http/failure.js';
 import { TransientError } from '../../../src/api/http/retry.js';
 import { ApiError } from '../../../src/errors.js';
 
