@@ -58,25 +58,26 @@ export function writeItems(db: Database.Database, run: number, pages: readonly R
     else hashed.push(entry);
   }
   let fresh = known.length > 0 ? s.match.run(run, JSON.stringify(known)).changes : 0;
-  const asked = fromEmpty ? insertNew(s, run, hashed, written) : hashed;
+  const asked = fromEmpty ? insertNew(s, run, hashed) : hashed;
   if (asked.length > 0) fresh += writeHashed(s, run, asked, written);
   return fresh + (hashed.length - asked.length);
 }
 
 /**
  * Inserts the items of a run that began on an empty store (its first sync) whose ids it has not
- * written yet: they are new, with nothing to look up. Returns the entries left to `writeHashed`.
+ * written yet: they are new, with nothing to look up. The store says which it has written (one probe
+ * of the index of ids per insert) rather than a set of every id, which a first sync of 1,000,000 items
+ * held in memory. Returns the entries left to `writeHashed`.
  */
-function insertNew(s: Statements, run: number, hashed: readonly Hashed[], written: Set<string>): Hashed[] {
+function insertNew(s: Statements, run: number, hashed: readonly Hashed[]): Hashed[] {
   const rest: Hashed[] = [];
   for (const entry of hashed) {
     const { id, item, hash, sent } = entry;
-    if (item === undefined || written.has(id)) {
+    if (
+      item === undefined ||
+      s.insertNew.run(run, ...itemValues(item, hash), sent ?? null, id, run).changes === 0
+    )
       rest.push(entry);
-      continue;
-    }
-    written.add(id);
-    s.insert.run(run, ...itemValues(item, hash), sent ?? null);
   }
   return rest;
 }
@@ -102,11 +103,12 @@ function writeHashed(s: Statements, run: number, hashed: readonly Hashed[], writ
 interface RunWrites {
   readonly run: number;
   /**
-   * The ids it has written versions (or reopened them) for, other than by a plain match: an item of
-   * them known unchanged from its text is checked against the store like any other.
+   * The ids it has written versions (or reopened them) for, other than by a plain match or a first
+   * sync's insert (`insertNew` asks the store instead): an item of them known unchanged from its text
+   * is checked against the store like any other.
    */
   readonly ids: Set<string>;
-  /** Whether the store held no version when it first wrote: every id not in `ids` is new. */
+  /** Whether the store held no version when it first wrote: every id without a version of this run is new. */
   readonly fromEmpty: boolean;
 }
 
@@ -198,6 +200,8 @@ interface Statements {
    */
   readonly versions: Database.Statement;
   readonly insert: Database.Statement;
+  /** `insert`, unless the run has written a version of that id already (bound last: id, run). */
+  readonly insertNew: Database.Statement;
   readonly replace: Database.Statement;
   readonly drop: Database.Statement;
   readonly close: Database.Statement;
@@ -232,6 +236,12 @@ const statements = perConnection((db): Statements => {
     insert: db.prepare(
       `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
          VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
+    ),
+    insertNew: db.prepare(
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
+         SELECT ?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?
+          WHERE NOT EXISTS (SELECT 1 FROM item_versions INDEXED BY item_versions_id
+                             WHERE id = ? AND valid_from_run = ?)`,
     ),
     replace: db.prepare(
       `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')}, sent = ? WHERE version = ?`,
