@@ -93,6 +93,22 @@ describe('committing runs as type-2 versions', () => {
     ]);
   });
 
+  it('on a first run, inserts two ids whose hashes collide, and still counts an id read again once', () => {
+    // FNV-1a (32 bits) of these two ids is the same: the second is asked about as if read again, and inserted.
+    const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
+    const stage = (page: number, items: Item[]) =>
+      stagePages(sandbox.store, run, [{ page, items, invalid: [] }], () => undefined);
+    stage(1, [makeItem('item-352798')]);
+    stage(2, [makeItem('item-1023240')]);
+    stage(3, [makeItem('item-352798', { quantity: 4 })]);
+    expect(commitRun(sandbox.store, run, () => undefined)).toMatchObject({ items: 2, added: 2 });
+    expect(versionCount()).toBe(2);
+    expect([...snapshotItems(sandbox.store, run)].map((i) => [i.id, i.quantity])).toEqual([
+      ['item-1023240', 1],
+      ['item-352798', 4],
+    ]);
+  });
+
   it('takes the values read last when an id read twice was unchanged one time and changed the other', async () => {
     const first = await commitItems(sandbox.store, [[makeItem('a'), makeItem('b')]]);
     const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
