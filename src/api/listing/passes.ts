@@ -12,11 +12,9 @@ const MAX_PASSES = 4;
  * The listing read page by page, again and again until two passes in a row read the same items in the
  * same order: the listing held still for the second of them, so it missed nothing. For a server whose
  * pages do not start at `(page - 1) * per_page`, or a listing that moves too fast for windows to keep
- * up with it. Later passes yield only what the passes before them missed.
+ * up with it.
  */
 export const readInPasses: Paginator = async function* readInPasses(fetch, options) {
-  let pages = 0;
-  const seen = new Set<string>();
   const perPage = options.perPage;
   const byPage: FetchPage = (page, request) =>
     pageOrItems(fetch, { page, perPage, start: (page - 1) * perPage }, request);
@@ -29,10 +27,9 @@ export const readInPasses: Paginator = async function* readInPasses(fetch, optio
       maxPages: options.maxRequests,
     })) {
       sequence.push(...pageIds(page));
-      const isNew = (id: string | null) =>
-        id === null ? pass === 1 : !seen.has(id) && seen.add(id) !== undefined;
-      pages += 1;
-      yield { ...page, page: pages, ...keptItems(page, isNew) };
+      // An item without an id cannot be matched across passes: only the first pass's are yielded.
+      // Items read in an earlier pass, `readListing` leaves out.
+      yield pass === 1 ? page : { ...page, ...keptItems(page, (id) => id !== null) };
     }
     if (previous !== undefined && sameSequence(previous, sequence)) return;
     previous = sequence;
