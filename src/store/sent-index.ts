@@ -9,7 +9,7 @@ const SLICE = 5000;
  * The most versions loaded: about 45 MB. Without a bound a resync of 1,000,000 items peaked at 619 MiB
  * (against 195 MiB before the index). An id beyond it is read in full, as every id was before.
  */
-export const MAX_KNOWN_VERSIONS = 250_000;
+const MAX_KNOWN_VERSIONS = 250_000;
 
 /**
  * The texts the current versions were read from (`item_versions.sent`), for the listing reader to
