@@ -13,7 +13,14 @@ import { isRequestSafe } from './http/server-values.js';
 import { normaliseItem } from './item/item-schema.js';
 import type { SentIndex } from './item/known-elements.js';
 import type { ListingCheckpoint } from './listing/checkpoint.js';
-import { PAST_END_STATUSES, parseJsonBody, type RawPage, readListingBody } from './listing/page-body.js';
+import type { KnownBodies } from './listing/known-bodies.js';
+import {
+  type ListingBodyContext,
+  PAST_END_STATUSES,
+  parseJsonBody,
+  type RawPage,
+  readListingBody,
+} from './listing/page-body.js';
 import {
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_PAGES,
@@ -67,6 +74,8 @@ export interface ReadItemsOptions {
   readonly maxRequests?: number;
   /** The texts the store has read before: an item sent as one of them is not read again (`knownElements`). */
   readonly known?: SentIndex;
+  /** Bodies read in full before (with `known`): one received again byte for byte is not parsed. */
+  readonly bodies?: KnownBodies;
 }
 
 export type ReadItemsQuery = ListingQuery & ReadItemsOptions;
@@ -121,9 +130,10 @@ export class MarketplaceClient {
   /** Every item listed from the first request to the confirmed end; see `readListing` for the
    * guarantees. Up to `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { resume, maxInFlight, maxRequests, known, ...listing } = query;
+    const { resume, maxInFlight, maxRequests, known, bodies, ...listing } = query;
     validateListingQuery(listing);
-    return readListing((window, request) => this.listingPage(listing, window, request, known), {
+    const before = { known, bodies };
+    return readListing((window, request) => this.listingPage(listing, window, request, before), {
       perPage: listing.perPage ?? DEFAULT_PER_PAGE,
       resume,
       maxInFlight: maxInFlight ?? this.maxInFlight,
@@ -143,7 +153,7 @@ export class MarketplaceClient {
     listing: ListingQuery,
     window: ListingWindow,
     request: PageRequest,
-    known?: SentIndex,
+    before: Pick<ListingBodyContext, 'known' | 'bodies'> = {},
   ): Promise<RawPage> {
     const path = listingPath({ ...listing, perPage: window.perPage }, window.page);
     const shown = `GET ${sanitizeUrl(path)}`;
@@ -152,7 +162,7 @@ export class MarketplaceClient {
       accept: request.first ? undefined : PAST_END_STATUSES,
       pushedBack: request.pushedBack,
       read: (response, secrets) =>
-        readListingBody(response, { shown, mayEnd: !request.first, secrets, known }),
+        readListingBody(response, { shown, mayEnd: !request.first, secrets, ...before }),
     });
   }
 

@@ -13,3 +13,9 @@ export interface StoredVersion {
 export interface UnchangedItem extends StoredVersion {
   readonly id: string;
 }
+
+/** An element of a listing body read in full before: its id, and the hash of its text as sent. */
+export interface KnownElement {
+  readonly id: string;
+  readonly sent: number;
+}

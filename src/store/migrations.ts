@@ -283,6 +283,17 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX item_versions_id;
   CREATE INDEX item_versions_id ON item_versions (id, valid_from_run, valid_to_run, hash, sent);
   `,
+  // Listing bodies read in full, by the SHA-256 of their bytes, with each element's id and text hash
+  // (`store/read-bodies.ts`): a body received again byte for byte is not parsed. `run` is the latest run
+  // that received it. A change to how text is hashed (`sent`) must empty this table too.
+  `
+  CREATE TABLE listing_bodies (
+    digest TEXT PRIMARY KEY,
+    elements TEXT NOT NULL,
+    run INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX listing_bodies_run ON listing_bodies (run);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -256,7 +256,13 @@ export async function discardRunData(
   // Usually the run's rows are all there is: SQLite empties a whole table by its pages, not row by row.
   const onlyThisRun = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM run_matched WHERE run <> ?)').pluck();
   if (onlyThisRun.get(run) === 1) db.prepare('DELETE FROM run_matched').run();
-  if (!options.complete) {
+  if (options.complete) {
+    statements.push(
+      db.prepare(
+        'DELETE FROM listing_bodies WHERE digest IN (SELECT digest FROM listing_bodies WHERE run < @run LIMIT @limit)',
+      ),
+    );
+  } else {
     statements.push(
       db.prepare(
         'DELETE FROM item_versions WHERE rowid IN (SELECT rowid FROM item_versions WHERE valid_from_run = @run LIMIT @limit)',

@@ -3,6 +3,7 @@ import type { InvalidItem, Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
+import type { ReadBodies } from './read-bodies.js';
 import { writeItems } from './write-items.js';
 
 /** One page as the reader delivered it. */
@@ -35,7 +36,7 @@ export function stagePages(
   run: number,
   pages: readonly StagedPage[],
   guard: () => void,
-  now = new Date(),
+  { now = new Date(), bodies }: { now?: Date; bodies?: ReadBodies } = {},
 ): void {
   const last = pages.at(-1);
   if (last === undefined) return;
@@ -44,6 +45,7 @@ export function stagePages(
     .transaction(() => {
       guard();
       const fresh = writeItems(store.db, run, pages);
+      bodies?.write(run);
       let invalid = 0;
       for (const page of pages) {
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
@@ -83,6 +85,8 @@ export class StagingBatch {
     private readonly limits: BatchLimits,
     /** Called once a batch is stored (the fault suite kills the process there). */
     private readonly onStaged: () => void = () => undefined,
+    /** The listing bodies the reading learns and uses, written with each batch. */
+    private readonly bodies?: ReadBodies,
   ) {
     this.flushedAt = Date.now();
   }
@@ -100,7 +104,7 @@ export class StagingBatch {
     this.pending = [];
     this.flushedAt = Date.now();
     if (pages.length === 0) return;
-    stagePages(this.store, this.run, pages, this.guard);
+    stagePages(this.store, this.run, pages, this.guard, { bodies: this.bodies });
     this.onStaged();
   }
 }

@@ -9,6 +9,7 @@ import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
 import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
 import { shopPaths } from '../store/paths.js';
 import { pruneRuns } from '../store/prune-runs.js';
+import { ReadBodies } from '../store/read-bodies.js';
 import {
   beginRun,
   discardRunData,
@@ -216,17 +217,19 @@ async function completeRun(
       filters: shop.filters as ListingFilters,
       maxInFlight: deps.config.maxInFlight,
     };
+    const bodies = new ReadBodies(store);
     const batch = new StagingBatch(
       store,
       start.run,
       () => lease.assertHeld(),
       STAGING_BATCH,
       () => deps.onPoint?.('page-staged'),
+      bodies,
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
     const known = await SentVersions.load(store, start.run);
     await stageListing(
-      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known }),
+      client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known, bodies }),
       batch,
       reading,
     );

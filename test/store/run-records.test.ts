@@ -60,7 +60,7 @@ describe('runs', () => {
       run,
       [{ page: 1, items: [makeItem('a')], invalid: [], checkpoint: '{"offset":1}' }],
       () => undefined,
-      t(1),
+      { now: t(1) },
     );
     failRun(sandbox.store, run, 'HTTP 503 for page 2.', t(2), 'MARKETPLACE_UNREACHABLE');
     const second = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60, now: t(3) });
@@ -89,13 +89,9 @@ describe('runs', () => {
       resumeWindowMinutes: 60,
       now: new Date(Date.now() - 61 * 60_000),
     });
-    stagePages(
-      sandbox.store,
-      old.run,
-      [{ page: 1, items: [makeItem('a')], invalid: [] }],
-      () => undefined,
-      new Date(Date.now() - 61 * 60_000),
-    );
+    stagePages(sandbox.store, old.run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined, {
+      now: new Date(Date.now() - 61 * 60_000),
+    });
     const fresh = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 60 });
     expect(fresh).toEqual({ run: old.run + 1, startPage: 1, resumed: false });
     expect(getRun(sandbox.store, old.run)?.status).toBe('failed');

@@ -4,7 +4,7 @@ import { validateBaseUrl } from '../../config/base-url.js';
 import { ENV_SETTING_NAMES } from '../../config/settings.js';
 import { ApiError, ProtocolError } from '../../errors.js';
 import { type Exchange, failedExchange } from './failure.js';
-import type { HttpResponse } from './response.js';
+import { type HttpResponse, ReceivedResponse } from './response.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
@@ -150,9 +150,9 @@ export class HttpClient {
       status = response.statusCode;
       markAnswered(this.baseUrl.origin);
       this.events.response?.(status);
-      const body = await response.body.text();
+      const bytes = await response.body.bytes();
       if (status >= 300 && status < 400) throw this.redirected(request, shown, status, response.headers);
-      return { status, headers: response.headers, body };
+      return new ReceivedResponse(status, response.headers, bytes);
     } catch (error) {
       const stopped = request.signal?.aborted === true;
       if (status === undefined && !stopped) this.events.response?.('network');

@@ -5,6 +5,7 @@ import { serverMessageField } from '../http/server-message.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';
 import { elementSources } from '../item/json-source.js';
 import { knownElements, type SentIndex } from '../item/known-elements.js';
+import { bodyDigest, type KnownBodies, knownBody, knownElementsOf } from './known-bodies.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
 export interface RawPage {
@@ -25,6 +26,8 @@ export interface ListingBodyContext {
   readonly secrets: readonly string[];
   /** The store's texts already read: each element is then hashed as sent, and one read before is not read again. */
   readonly known?: SentIndex;
+  /** Bodies read in full before (with `known`): one received again byte for byte is not parsed. */
+  readonly bodies?: KnownBodies;
 }
 
 const NO_ITEMS: RawPage = Object.freeze({ elements: [] });
@@ -50,14 +53,19 @@ export function parseJsonBody(response: HttpResponse, shown: string): unknown {
  */
 export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
+  const { known, bodies } = context;
+  const digest = known && bodies ? bodyDigest(response.bytes) : undefined;
+  const before = digest === undefined ? undefined : bodies?.elementsOf(digest);
+  const again = before && known ? knownBody(before, known) : undefined;
+  if (again) return { elements: again };
   const json = parseJsonBody(response, context.shown);
   if (!Array.isArray(json)) throw notAList(json, response, context);
-  const elements = context.known
-    ? knownElements(response.body, json, context.known)
-    : parsedElements(response.body, json);
+  const elements = known ? knownElements(response.body, json, known) : parsedElements(response.body, json);
   if (elements === undefined) {
     throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
   }
+  const learnt = digest === undefined || before ? undefined : knownElementsOf(elements);
+  if (digest !== undefined && learnt) bodies?.learn(digest, learnt);
   return { elements };
 }
 
@@ -71,8 +79,20 @@ function parsedElements(text: string, json: readonly unknown[]): ParsedElement[]
 
 function isPastEnd(response: HttpResponse): boolean {
   if (PAST_END_STATUSES.includes(response.status)) return true;
+  // A list is no end: told from its first byte, so that a page need not be decoded to be recognised.
+  if (startsWithBracket(response.bytes)) return false;
   const body = response.body.trim();
   return body === '' || body === 'null';
+}
+
+const OPEN_BRACKET = 0x5b;
+const isAsciiSpace = (byte: number | undefined) =>
+  byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+function startsWithBracket(bytes: Uint8Array): boolean {
+  let at = 0;
+  while (isAsciiSpace(bytes[at])) at += 1;
+  return bytes[at] === OPEN_BRACKET;
 }
 
 function notAList(json: unknown, response: HttpResponse, context: ListingBodyContext): ProtocolError {

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { failedResponse } from '../../../src/api/http/failure.js';
+import { ReceivedResponse } from '../../../src/api/http/response.js';
 import { TransientError } from '../../../src/api/http/retry.js';
 import { ApiError } from '../../../src/errors.js';
 
-const answer = (status: number, headers: Record<string, string> = {}) => ({
-  status,
-  headers,
-  body: JSON.stringify({ message: `the server says ${status} to token s3cret` }),
-});
+const answer = (status: number, headers: Record<string, string> = {}) =>
+  new ReceivedResponse(
+    status,
+    headers,
+    Buffer.from(JSON.stringify({ message: `the server says ${status} to token s3cret` })),
+  );
 
 describe('failedResponse', () => {
   it('retries rate limiting, a request timeout and server errors, honouring Retry-After', () => {

@@ -1,0 +1,66 @@
+import type { KnownElement } from '../domain/unchanged-item.js';
+import type { Store } from './open.js';
+import { perConnection } from './per-connection.js';
+
+/**
+ * The listing bodies the store has read in full, by digest, with their elements (`KnownBodies` in
+ * `src/api/listing/known-bodies.ts`): `listing_bodies`, one row a page. What a run learns and uses is
+ * written with its staged pages (`write`, in their transaction); once a run completes, the bodies it
+ * did not receive are dropped (`discardRunData`), so the table holds about one row per page of the shop.
+ */
+export class ReadBodies {
+  private learnt = new Map<string, readonly KnownElement[]>();
+  private used = new Set<string>();
+
+  constructor(private readonly store: Store) {}
+
+  /** Undefined too for a row that does not read as elements (the body is then read, and learnt again). */
+  elementsOf(digest: string): readonly KnownElement[] | undefined {
+    const text = statements(this.store.db).elements.get(digest) as string | undefined;
+    const elements = text === undefined ? undefined : elementsIn(text);
+    if (elements !== undefined) this.used.add(digest);
+    return elements;
+  }
+
+  learn(digest: string, elements: readonly KnownElement[]): void {
+    this.learnt.set(digest, elements);
+  }
+
+  /** Writes the bodies learnt and notes the ones used as received by `run`, in the caller's transaction. */
+  write(run: number): void {
+    const s = statements(this.store.db);
+    for (const [digest, elements] of this.learnt)
+      s.learn.run(digest, JSON.stringify(elements.map(({ id, sent }) => [id, sent])), run);
+    for (const digest of this.used) s.use.run(run, digest);
+    this.learnt = new Map();
+    this.used = new Set();
+  }
+}
+
+const statements = perConnection((db) => ({
+  elements: db.prepare('SELECT elements FROM listing_bodies WHERE digest = ?').pluck(),
+  learn: db.prepare(
+    `INSERT INTO listing_bodies (digest, elements, run) VALUES (?, ?, ?)
+       ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, run = excluded.run`,
+  ),
+  use: db.prepare('UPDATE listing_bodies SET run = ? WHERE digest = ?'),
+}));
+
+/** The elements a row holds (`[[id, sent], …]`), or undefined when it holds anything else. */
+function elementsIn(text: string): KnownElement[] | undefined {
+  let pairs: unknown;
+  try {
+    pairs = JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+  if (!Array.isArray(pairs) || pairs.length === 0) return undefined;
+  const elements: KnownElement[] = [];
+  for (const pair of pairs) {
+    const [id, sent] = Array.isArray(pair) ? (pair as unknown[]) : [];
+    if (typeof id !== 'string' || !Number.isSafeInteger(sent)) return undefined;
+    elements.push({ id, sent: sent as number });
+  }
+  return elements;
+}

@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { commitRun } from '../../src/store/commit.js';
+import type { Store } from '../../src/store/open.js';
+import { ReadBodies } from '../../src/store/read-bodies.js';
+import { beginRun, discardRunData } from '../../src/store/run-records.js';
+import { stagePages } from '../../src/store/staging.js';
+import { makeItem, openTempStore, tempDir } from './fixtures.js';
+
+let temp: ReturnType<typeof tempDir>;
+let store: Store;
+
+beforeEach(() => {
+  temp = tempDir();
+  store = openTempStore(temp.dir);
+});
+afterEach(() => {
+  store.close();
+  temp.cleanup();
+});
+
+const elements = (...ids: string[]) => ids.map((id, i) => ({ id, sent: 1_000_000 + i }));
+
+/** A run that stages one page, with what `bodies` learnt and used, and completes. */
+async function completeRun(bodies: ReadBodies): Promise<number> {
+  const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+  stagePages(store, run, [{ page: 1, items: [makeItem('a')], invalid: [] }], () => undefined, { bodies });
+  commitRun(store, run, () => undefined);
+  await discardRunData(store, run, { complete: true });
+  return run;
+}
+
+const digests = () =>
+  store.db.prepare('SELECT digest FROM listing_bodies ORDER BY digest').pluck().all() as string[];
+
+describe('the listing bodies a store has read', () => {
+  it('are known to the next run by digest, with their elements in order', async () => {
+    const first = new ReadBodies(store);
+    first.learn('page-1', elements('b', 'a'));
+    expect(first.elementsOf('page-1')).toBeUndefined();
+    await completeRun(first);
+    expect(new ReadBodies(store).elementsOf('page-1')).toEqual(elements('b', 'a'));
+    expect(new ReadBodies(store).elementsOf('page-2')).toBeUndefined();
+  });
+
+  it('are dropped once a complete run did not receive them, and kept while one does', async () => {
+    const first = new ReadBodies(store);
+    first.learn('kept', elements('a'));
+    first.learn('gone', elements('b'));
+    await completeRun(first);
+    const second = new ReadBodies(store);
+    expect(second.elementsOf('kept')).toEqual(elements('a'));
+    await completeRun(second);
+    expect(digests()).toEqual(['kept']);
+  });
+
+  it('stay while the run that would drop them fails', async () => {
+    const first = new ReadBodies(store);
+    first.learn('page-1', elements('a'));
+    await completeRun(first);
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
+    await discardRunData(store, run, { complete: false });
+    expect(digests()).toEqual(['page-1']);
+  });
+
+  it('read a row that does not hold elements as unknown, and are repaired by learning the body again', async () => {
+    const first = new ReadBodies(store);
+    first.learn('page-1', elements('a'));
+    await completeRun(first);
+    for (const broken of ['not json', '[]', '{"a":1}', '[["a","1"]]', '[[1,2]]']) {
+      store.db.prepare('UPDATE listing_bodies SET elements = ?').run(broken);
+      expect(new ReadBodies(store).elementsOf('page-1')).toBeUndefined();
+    }
+    const again = new ReadBodies(store);
+    again.learn('page-1', elements('a', 'b'));
+    await completeRun(again);
+    expect(new ReadBodies(store).elementsOf('page-1')).toEqual(elements('a', 'b'));
+  });
+});
