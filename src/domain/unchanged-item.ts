@@ -14,8 +14,9 @@ export interface UnchangedItem extends StoredVersion {
   readonly id: string;
 }
 
-/** An element of a listing body read in full before: its id, and the hash of its text as sent. */
-export interface KnownElement {
-  readonly id: string;
-  readonly sent: number;
+/** The elements of a listing body read in full before: `ids[i]` and the hash of its text as sent,
+ * `sent[i]`, for each element in order. */
+export interface KnownBody {
+  readonly ids: readonly string[];
+  readonly sent: readonly number[];
 }

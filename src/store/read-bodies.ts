@@ -1,4 +1,4 @@
-import type { KnownElement } from '../domain/unchanged-item.js';
+import type { KnownBody } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 
@@ -9,20 +9,20 @@ import { perConnection } from './per-connection.js';
  * did not receive are dropped (`discardRunData`), so the table holds about one row per page of the shop.
  */
 export class ReadBodies {
-  private learnt = new Map<string, readonly KnownElement[]>();
+  private learnt = new Map<string, KnownBody>();
   private used = new Set<string>();
 
   constructor(private readonly store: Store) {}
 
   /** Undefined too for a row that does not read as elements (the body is then read, and learnt again). */
-  elementsOf(digest: string): readonly KnownElement[] | undefined {
+  elementsOf(digest: string): KnownBody | undefined {
     const text = statements(this.store.db).elements.get(digest) as string | undefined;
     const elements = text === undefined ? undefined : elementsIn(text);
     if (elements !== undefined) this.used.add(digest);
     return elements;
   }
 
-  learn(digest: string, elements: readonly KnownElement[]): void {
+  learn(digest: string, elements: KnownBody): void {
     this.learnt.set(digest, elements);
   }
 
@@ -30,7 +30,7 @@ export class ReadBodies {
   write(run: number): void {
     const s = statements(this.store.db);
     for (const [digest, elements] of this.learnt)
-      s.learn.run(digest, JSON.stringify(elements.map(({ id, sent }) => [id, sent])), run);
+      s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run);
     for (const digest of this.used) s.use.run(run, digest);
     this.learnt = new Map();
     this.used = new Set();
@@ -46,21 +46,19 @@ const statements = perConnection((db) => ({
   use: db.prepare('UPDATE listing_bodies SET run = ? WHERE digest = ?'),
 }));
 
-/** The elements a row holds (`[[id, sent], …]`), or undefined when it holds anything else. */
-function elementsIn(text: string): KnownElement[] | undefined {
-  let pairs: unknown;
+/** The elements a row holds (`[ids, sent]`), or undefined when it holds anything else. */
+function elementsIn(text: string): KnownBody | undefined {
+  let row: unknown;
   try {
-    pairs = JSON.parse(text);
+    row = JSON.parse(text);
   } catch (error) {
     if (error instanceof SyntaxError) return undefined;
     throw error;
   }
-  if (!Array.isArray(pairs) || pairs.length === 0) return undefined;
-  const elements: KnownElement[] = [];
-  for (const pair of pairs) {
-    const [id, sent] = Array.isArray(pair) ? (pair as unknown[]) : [];
-    if (typeof id !== 'string' || !Number.isSafeInteger(sent)) return undefined;
-    elements.push({ id, sent: sent as number });
-  }
-  return elements;
+  const [ids, sent] = Array.isArray(row) ? (row as unknown[]) : [];
+  if (!Array.isArray(ids) || !Array.isArray(sent) || ids.length === 0 || ids.length !== sent.length)
+    return undefined;
+  const wellFormed =
+    ids.every((id) => typeof id === 'string') && sent.every((hash) => Number.isSafeInteger(hash));
+  return wellFormed ? { ids, sent } : undefined;
 }

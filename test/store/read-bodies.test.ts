@@ -18,7 +18,7 @@ afterEach(() => {
   temp.cleanup();
 });
 
-const elements = (...ids: string[]) => ids.map((id, i) => ({ id, sent: 1_000_000 + i }));
+const elements = (...ids: string[]) => ({ ids, sent: ids.map((_, i) => 1_000_000 + i) });
 
 /** A run that stages one page, with what `bodies` learnt and used, and completes. */
 async function completeRun(bodies: ReadBodies): Promise<number> {
@@ -66,7 +66,15 @@ describe('the listing bodies a store has read', () => {
     const first = new ReadBodies(store);
     first.learn('page-1', elements('a'));
     await completeRun(first);
-    for (const broken of ['not json', '[]', '{"a":1}', '[["a","1"]]', '[[1,2]]']) {
+    for (const broken of [
+      'not json',
+      '[]',
+      '{"a":1}',
+      '[["a"],["1"]]',
+      '[[1],[2]]',
+      '[["a"],[1,2]]',
+      '[[],[]]',
+    ]) {
       store.db.prepare('UPDATE listing_bodies SET elements = ?').run(broken);
       expect(new ReadBodies(store).elementsOf('page-1')).toBeUndefined();
     }

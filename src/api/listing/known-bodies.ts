@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KnownElement, StoredVersion } from '../../domain/unchanged-item.js';
+import type { KnownBody } from '../../domain/unchanged-item.js';
 import { type ParsedElement, readableId } from '../item/item-schema.js';
 import type { SentIndex } from '../item/known-elements.js';
 
@@ -13,9 +13,9 @@ import type { SentIndex } from '../item/known-elements.js';
  */
 export interface KnownBodies {
   /** The elements of the body with this digest, if it was read in full before. */
-  elementsOf(digest: string): readonly KnownElement[] | undefined;
+  elementsOf(digest: string): KnownBody | undefined;
   /** Notes the elements of a body read in full, for a later run to know it by its digest. */
-  learn(digest: string, elements: readonly KnownElement[]): void;
+  learn(digest: string, elements: KnownBody): void;
 }
 
 /** SHA-256 of a body's bytes: a server cannot make two bodies share one (~0.05 s for 100,000 items). */
@@ -27,15 +27,13 @@ export function bodyDigest(bytes: Uint8Array): string {
  * The elements of a body known before, each as the stored version read from its very text; undefined
  * unless every one is (the body is then read in full, as any other).
  */
-export function knownBody(
-  elements: readonly KnownElement[],
-  versions: SentIndex,
-): ParsedElement[] | undefined {
+export function knownBody({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
   const parsed: ParsedElement[] = [];
-  for (const { id, sent } of elements) {
-    const unchanged: StoredVersion | undefined = versions.versionOf(id, sent);
+  for (const [i, id] of ids.entries()) {
+    const hash = sent[i] as number;
+    const unchanged = versions.versionOf(id, hash);
     if (unchanged === undefined) return undefined;
-    parsed.push({ json: { id }, raw: '', sent, unchanged });
+    parsed.push({ json: { id }, raw: '', sent: hash, unchanged });
   }
   return parsed;
 }
@@ -45,14 +43,17 @@ export function knownBody(
  * hash of its text. Anything else (an element without an id, text reading replaces) is read in full
  * whenever it comes, so a body holding it is not remembered.
  */
-export function knownElementsOf(elements: readonly ParsedElement[]): KnownElement[] | undefined {
+export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody | undefined {
   if (elements.length === 0) return undefined;
-  const known: KnownElement[] = [];
-  for (const { json, sent } of elements) {
+  const ids: string[] = [];
+  const sent: number[] = [];
+  for (const element of elements) {
     // Only objects have a hash of their text.
-    const id = sent === undefined ? undefined : (json as { id?: unknown }).id;
-    if (sent === undefined || typeof id !== 'string' || readableId(json) !== id) return undefined;
-    known.push({ id, sent });
+    const id = element.sent === undefined ? undefined : (element.json as { id?: unknown }).id;
+    if (element.sent === undefined || typeof id !== 'string' || readableId(element.json) !== id)
+      return undefined;
+    ids.push(id);
+    sent.push(element.sent);
   }
-  return known;
+  return { ids, sent };
 }

@@ -5,7 +5,7 @@ import type { SentIndex } from '../../../src/api/item/known-elements.js';
 import { sentElements } from '../../../src/api/item/sent-text.js';
 import { bodyDigest, type KnownBodies } from '../../../src/api/listing/known-bodies.js';
 import { type ListingBodyContext, readListingBody } from '../../../src/api/listing/page-body.js';
-import type { KnownElement } from '../../../src/domain/unchanged-item.js';
+import type { KnownBody } from '../../../src/domain/unchanged-item.js';
 
 /** Listing elements as a server may send them: items, and now and then something that is not one. */
 const element = fc.oneof(
@@ -37,13 +37,13 @@ function versionsOf(known: ReadonlyMap<string, number>): SentIndex {
 
 /** Bodies kept in a map, as the store keeps them in a table. */
 class MapBodies implements KnownBodies {
-  readonly rows = new Map<string, readonly KnownElement[]>();
+  readonly rows = new Map<string, KnownBody>();
   asked = 0;
   elementsOf(digest: string) {
     this.asked += 1;
     return this.rows.get(digest);
   }
-  learn(digest: string, elements: readonly KnownElement[]) {
+  learn(digest: string, elements: KnownBody) {
     this.rows.set(digest, elements);
   }
 }
