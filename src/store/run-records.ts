@@ -237,8 +237,9 @@ export function failRun(
 const DISCARD_SLICE = 2000;
 
 /**
- * Deletes what a run wrote that no reader will ever need: its `run_matched` rows, and for a run that
- * will never complete its versions and invalid items too, reopening the versions it closed. Slice by
+ * Deletes what a run wrote that no reader will ever need: its `run_matched` rows; after a complete run,
+ * the listing bodies it did not receive (the listing has moved on from them); and for a run that will
+ * never complete its versions and invalid items too, reopening the versions it closed. Slice by
  * slice, yielding to the event loop between them; a process killed half way leaves rows that the next
  * sync discards.
  */

@@ -7,7 +7,7 @@ const SLICE = 5000;
 
 /**
  * The most versions loaded: about 45 MB. Without a bound a resync of 1,000,000 items peaked at 619 MiB
- * (against 195 MiB before the index). An id beyond it is read in full, as every id was before.
+ * (against 195 MiB before the index). An id beyond it is looked up in the store, one indexed query each.
  */
 const MAX_KNOWN_VERSIONS = 250_000;
 
@@ -20,6 +20,8 @@ const MAX_KNOWN_VERSIONS = 250_000;
  */
 export class SentVersions {
   private readonly at = new Map<string, number>();
+  /** Set when the bound stopped the load: the versions of ids not loaded are looked up one by one. */
+  private rest: ((id: string, sent: number) => StoredVersion | undefined) | undefined;
   // Number arrays beside one map of positions: a map of 100,000 small objects costs twice as much.
   private readonly sent: number[] = [];
   private readonly hash: number[] = [];
@@ -43,7 +45,11 @@ export class SentVersions {
       const rows = slice.all(after, run) as [string, number, number, number][];
       for (const [id, sent, hash, version] of rows) index.add(id, sent, hash, version);
       const last = rows.at(-1);
-      if (rows.length < SLICE || last === undefined || index.size >= limit) return index;
+      if (rows.length < SLICE || last === undefined) return index;
+      if (index.size >= limit) {
+        index.rest = storedVersion(store, run);
+        return index;
+      }
       after = last[0];
       await nextTurn();
     }
@@ -62,7 +68,26 @@ export class SentVersions {
 
   versionOf(id: string, sent: number): StoredVersion | undefined {
     const index = this.at.get(id);
-    if (index === undefined || this.sent[index] !== sent) return undefined;
+    if (index === undefined) return this.rest?.(id, sent);
+    if (this.sent[index] !== sent) return undefined;
     return { hash: this.hash[index] as number, version: this.version[index] as number };
   }
+}
+
+/**
+ * The open version of complete runs before `run` read from text hashing as `sent`, looked up by the same
+ * covering index (for the ids the load left out). Versions this run has closed meanwhile are not found:
+ * their items are read in full, which is always right.
+ */
+function storedVersion(store: Store, run: number) {
+  const query = store.db
+    .prepare(
+      `SELECT hash, version FROM item_versions INDEXED BY item_versions_id
+        WHERE id = ? AND valid_to_run IS NULL AND valid_from_run < ? AND sent = ?`,
+    )
+    .raw();
+  return (id: string, sent: number): StoredVersion | undefined => {
+    const row = query.get(id, run, sent) as [number, number] | undefined;
+    return row === undefined ? undefined : { hash: row[0], version: row[1] };
+  };
 }

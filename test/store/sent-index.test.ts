@@ -31,13 +31,19 @@ describe('the texts of the current versions', () => {
     });
   });
 
-  it('loads no more than its limit, by id: the ids after it are read in full', async () => {
-    commitRunOf(12_001, -1);
+  it('loads no more than its limit, by id, and finds the versions of the ids after it in the store', async () => {
+    commitRunOf(12_001, 11_000);
     const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
-    const index = await SentVersions.load(sandbox.store, run, 6_000);
+    const bounded = await SentVersions.load(sandbox.store, run, 6_000);
+    const whole = await SentVersions.load(sandbox.store, run);
     // Whole slices of 5,000: the limit is reached within the second.
-    expect(index.size).toBe(10_000);
-    const known = Array.from({ length: 12_001 }, (_, i) => index.versionOf(`item-${i}`, i) !== undefined);
-    expect(known.filter(Boolean)).toHaveLength(10_000);
+    expect(bounded.size).toBe(10_000);
+    const ids = Array.from({ length: 12_001 }, (_, i) => `item-${i}`);
+    for (const [i, id] of ids.entries()) {
+      expect(bounded.versionOf(id, i)).toEqual(whole.versionOf(id, i));
+      expect(bounded.versionOf(id, i + 1)).toBeUndefined();
+    }
+    expect(ids.filter((id, i) => bounded.versionOf(id, i) !== undefined)).toHaveLength(12_000);
+    expect(bounded.versionOf('item-99999', 0)).toBeUndefined();
   });
 });

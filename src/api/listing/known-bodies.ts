@@ -30,10 +30,10 @@ export function bodyDigest(bytes: Uint8Array): string {
 export function knownBody({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
   const parsed: ParsedElement[] = [];
   for (const [i, id] of ids.entries()) {
-    const hash = sent[i] as number;
-    const unchanged = versions.versionOf(id, hash);
+    const textHash = sent[i] as number;
+    const unchanged = versions.versionOf(id, textHash);
     if (unchanged === undefined) return undefined;
-    parsed.push({ json: { id }, raw: '', sent: hash, unchanged });
+    parsed.push({ json: { id }, raw: '', sent: textHash, unchanged });
   }
   return parsed;
 }
