@@ -260,7 +260,7 @@ export async function discardRunData(
   if (options.complete) {
     statements.push(
       db.prepare(
-        'DELETE FROM listing_bodies WHERE digest IN (SELECT digest FROM listing_bodies WHERE run < @run LIMIT @limit)',
+        'DELETE FROM listing_bodies WHERE rowid IN (SELECT rowid FROM listing_bodies WHERE run < @run LIMIT @limit)',
       ),
     );
   } else {
