@@ -3,6 +3,7 @@ import { CredentialsError, InterruptedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { failedResponse } from '../http/failure.js';
 import type { HttpClient } from '../http/http-client.js';
+import { linkedSignal } from '../http/linked-signal.js';
 import type { HttpResponse } from '../http/response.js';
 import { RetryBudget, type RetryOptions, withRetry } from '../http/retry.js';
 import { sanitizeUrl } from '../http/sanitize.js';
@@ -42,8 +43,8 @@ export class AuthorizedRequests {
     const stop = this.options.signal;
     if (stop?.aborted) throw interrupted(shown, stop.reason);
     const budget = new RetryBudget(this.options.retry);
-    const signals = [stop, options.signal].filter((s) => s !== undefined);
-    const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
+    const linked = linkedSignal([stop, options.signal]);
+    const signal = linked.signal;
     const context = { budget, logger: this.options.logger, signal };
     try {
       return await withRetry(context, async () => {
@@ -58,6 +59,8 @@ export class AuthorizedRequests {
     } catch (error) {
       if (stop?.aborted) throw interrupted(shown, error);
       throw error;
+    } finally {
+      linked.unlink();
     }
   }
 

@@ -4,6 +4,7 @@ import { validateBaseUrl } from '../../config/base-url.js';
 import { ENV_SETTING_NAMES } from '../../config/settings.js';
 import { ApiError, ProtocolError } from '../../errors.js';
 import { type Exchange, failedExchange } from './failure.js';
+import { linkedSignal } from './linked-signal.js';
 import { type HttpResponse, ReceivedResponse } from './response.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
@@ -135,9 +136,8 @@ export class HttpClient {
       1,
       Math.min(this.totalMs, (request.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
     );
-    const overdue = new AbortController();
+    const overdue = linkedSignal([request.signal]);
     const timer = setTimeout(() => overdue.abort(new Error('deadline')), limitMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, overdue.signal]) : overdue.signal;
     let status: number | undefined;
     try {
       const response = await this.pool.request({
@@ -145,7 +145,7 @@ export class HttpClient {
         path: `${this.basePath}${request.path}`,
         headers: request.headers,
         body: request.body,
-        signal,
+        signal: overdue.signal,
       });
       status = response.statusCode;
       markAnswered(this.baseUrl.origin);
@@ -168,6 +168,7 @@ export class HttpClient {
       throw failedExchange(error, shown, this.exchange);
     } finally {
       clearTimeout(timer);
+      overdue.unlink();
     }
   }
 
