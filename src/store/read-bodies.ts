@@ -11,11 +11,16 @@ import { perConnection } from './per-connection.js';
 export class ReadBodies {
   private learnt = new Map<string, KnownBody>();
   private used = new Set<string>();
+  /** Whether the store knew no body when the run began (a first sync): nothing to look up then. */
+  private readonly none: boolean;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.none = statements(store.db).none.get() === 1;
+  }
 
   /** Undefined too for a row that does not read as elements (the body is then read, and learnt again). */
   elementsOf(digest: string): KnownBody | undefined {
+    if (this.none) return undefined;
     const text = statements(this.store.db).elements.get(digest) as string | undefined;
     const elements = text === undefined ? undefined : elementsIn(text);
     if (elements !== undefined) this.used.add(digest);
@@ -38,6 +43,7 @@ export class ReadBodies {
 }
 
 const statements = perConnection((db) => ({
+  none: db.prepare('SELECT NOT EXISTS (SELECT 1 FROM listing_bodies)').pluck(),
   elements: db.prepare('SELECT elements FROM listing_bodies WHERE digest = ?').pluck(),
   learn: db.prepare(
     `INSERT INTO listing_bodies (digest, elements, run) VALUES (?, ?, ?)
