@@ -190,7 +190,8 @@ async function main(): Promise<void> {
   }
   if ('fleet' in result) printFleet(result.fleet);
   else printSingle(result.single);
-  const name = `${started.toISOString().slice(0, 16).replace(/:/g, '')}-${commit()}${values.fleet ? '-fleet' : ''}.json`;
+  // To the second: runs started in the same minute each keep their file.
+  const name = `${started.toISOString().slice(0, 19).replace(/:/g, '')}-${commit()}${values.fleet ? '-fleet' : ''}.json`;
   mkdirSync(values.out, { recursive: true });
   const file = path.join(values.out, name);
   const loadAverageAfter = machine().loadAverage;
