@@ -1,14 +1,19 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MarketplaceClient } from '../../../src/api/client.js';
+import { describe, expect, it } from 'vitest';
+import type { MarketplaceClient } from '../../../src/api/client.js';
 import { CredentialsError, ProtocolError } from '../../../src/errors.js';
-import { TEST_RETRY } from '../helpers.js';
+import { closedAfterEach } from '../helpers.js';
+import {
+  issuedToken as issued,
+  type ScriptedAnswer,
+  type ScriptedServer,
+  scriptedClient,
+  startScripted,
+} from '../scripted-server.js';
 
 /**
- * Token endpoint behaviours the simulator does not produce, served by a minimal server whose every answer
- * is set by the test. `grants` records the grant types asked for, in order.
+ * Token endpoint behaviours the simulator does not produce, served by a scripted server: `token`
+ * answers the n-th token request, `listing` every listing request by its authorization. `grants` are the
+ * grant types asked for, in order.
  */
 interface Scripted {
   readonly baseUrl: string;
@@ -16,54 +21,35 @@ interface Scripted {
   readonly listingAuthorizations: string[];
 }
 
-let server: Server | undefined;
-let client: MarketplaceClient | undefined;
-
-afterEach(async () => {
-  await client?.close();
-  server?.closeAllConnections();
-  server?.close();
-  client = undefined;
-  server = undefined;
-});
+const live = closedAfterEach<ScriptedServer>();
 
 async function scripted(
-  token: (grant: string, n: number) => { status: number; body: string },
-  listing: (authorization: string) => { status: number; body: string } = () => ({ status: 200, body: '[]' }),
+  token: (grant: string, n: number) => ScriptedAnswer,
+  listing: (authorization: string) => ScriptedAnswer = () => ({ status: 200, body: '[]' }),
 ): Promise<Scripted> {
-  const grants: string[] = [];
-  const listingAuthorizations: string[] = [];
-  const tokenAnswer = (body: string) => {
-    const grant = new URLSearchParams(body).get('grant_type') ?? '';
-    return token(grant, grants.push(grant));
-  };
-  const listingAnswer = (req: IncomingMessage) => {
-    const authorization = req.headers.authorization ?? '';
-    listingAuthorizations.push(authorization);
-    return listing(authorization);
-  };
-  server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const answer = req.url?.startsWith('/v1/oauth/token') ? tokenAnswer(body) : listingAnswer(req);
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  let tokens = 0;
+  const server = await startScripted((request) => {
+    if (request.url.pathname !== '/v1/oauth/token') return listing(request.authorization);
+    tokens += 1;
+    return token(new URLSearchParams(request.body).get('grant_type') ?? '', tokens);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { baseUrl, grants, listingAuthorizations };
+  live.server = server;
+  return {
+    baseUrl: server.baseUrl,
+    get grants() {
+      return server.grants();
+    },
+    get listingAuthorizations() {
+      return server.requests
+        .filter((request) => request.url.pathname === '/v1/sell/shop/items')
+        .map((request) => request.authorization);
+    },
+  };
 }
 
 function connect(baseUrl: string): MarketplaceClient {
-  client = new MarketplaceClient({
-    baseUrl,
-    clientId: 'app',
-    clientSecret: 'app-secret-value',
-    username: 'owner',
-    password: 'owner-password-value',
-    retry: TEST_RETRY,
-  });
-  return client;
+  live.client = scriptedClient(baseUrl);
+  return live.client;
 }
 
 async function drain(c: MarketplaceClient): Promise<number> {
@@ -71,16 +57,6 @@ async function drain(c: MarketplaceClient): Promise<number> {
   for await (const _page of c.readItems({ maxInFlight: 1 })) pages += 1;
   return pages;
 }
-
-const issued = (n: number, extra: object = {}) => ({
-  status: 200,
-  body: JSON.stringify({
-    access_token: `access-${n}`,
-    token_type: 'bearer',
-    refresh_token: `refresh-${n}`,
-    ...extra,
-  }),
-});
 
 describe('token edge cases', () => {
   it('uses a token without expires_in until it is refused', async () => {
