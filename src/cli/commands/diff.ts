@@ -17,7 +17,6 @@ import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/run-records.js';
 import { type CliIO, commandContext } from '../io.js';
 import { writeToStdout } from '../stdout.js';
-import { formatTable, shorten } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { runNumber } from './option-parsers.js';
 import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
@@ -98,10 +97,11 @@ interface DiffOutput {
   changes: Iterable<Change>;
 }
 
-function writeDiff(out: NodeJS.WritableStream, format: DiffFormat, diff: DiffOutput): Promise<void> {
+async function writeDiff(out: NodeJS.WritableStream, format: DiffFormat, diff: DiffOutput): Promise<void> {
   if (format === 'csv') return writeChangesCsv(diff.changes, out);
   if (format === 'json') return writeLines(out, jsonLines(diff));
-  return writeLines(out, tableLines(diff));
+  // Loaded only for a table: measuring terminal widths (string-width) costs other commands' start-up.
+  return writeLines(out, tableLines(diff, await import('../table.js')));
 }
 
 /** The contract's `diff --format json` document, one change per line so it streams. */
@@ -132,14 +132,17 @@ function changeJson(change: Change) {
   };
 }
 
-function* tableLines(diff: DiffOutput): Generator<string> {
+function* tableLines(
+  diff: DiffOutput,
+  { formatTable, shorten }: typeof import('../table.js'),
+): Generator<string> {
   const header = ['CHANGE', 'ID', 'TITLE', 'FIELDS', ...SIDE_FIELDS.map((field) => field.toUpperCase())];
   const rows: string[][] = [];
   for (const change of diff.changes) {
     rows.push([
       change.change,
       change.id,
-      titleCell(change),
+      titleCell(change, shorten),
       change.fields.join(', '),
       ...SIDE_FIELDS.map((field) => beforeAfter(change, field)),
     ]);
@@ -151,7 +154,7 @@ function* tableLines(diff: DiffOutput): Generator<string> {
 const TITLE_WIDTH = 30;
 
 /** The title, or for a renamed item the old and the new one, each shortened alone so both show. */
-function titleCell(change: Change): string {
+function titleCell(change: Change, shorten: (cell: string, maxWidth: number) => string): string {
   if (!change.fields.includes('title') || !change.before || !change.after) return change.title;
   return `${shorten(change.before.title, TITLE_WIDTH)} -> ${shorten(change.after.title, TITLE_WIDTH)}`;
 }

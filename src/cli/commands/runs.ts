@@ -3,7 +3,6 @@ import { fromSqlite } from '../../store/open.js';
 import { type FeedsLag, feedsLag } from '../../store/published.js';
 import { listRuns, type RunSummary } from '../../store/run-records.js';
 import { type CliIO, commandContext, writeLine } from '../io.js';
-import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
 import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
 
@@ -34,7 +33,7 @@ export function runsCommand(io: CliIO): Command {
       if (flags.json) writeLine(io.stdout, JSON.stringify(runs.map(runJson)));
       else if (runs.length === 0)
         writeLine(io.stdout, `Shop ${shop} has no runs yet${store ? '' : ` (${noStoreNote(config)})`}.`);
-      else await writeLines(io.stdout, [...runsTable(runs), ...earlierErrors(runs), ...lagNote(lag)]);
+      else await writeLines(io.stdout, [...(await runsTable(runs)), ...earlierErrors(runs), ...lagNote(lag)]);
     });
 }
 
@@ -74,7 +73,9 @@ function lagNote(lag: FeedsLag | undefined): string[] {
   ];
 }
 
-function runsTable(runs: readonly RunSummary[]): string[] {
+async function runsTable(runs: readonly RunSummary[]): Promise<string[]> {
+  // Loaded only for a table: measuring terminal widths (string-width) costs other commands' start-up.
+  const { formatTable } = await import('../table.js');
   const header = [
     'RUN',
     'STATUS',
