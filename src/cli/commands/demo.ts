@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Change } from '../../domain/change.js';
+import { commandContext } from '../context.js';
 import type { DemoResult } from '../demo-shop.js';
-import { type CliIO, commandContext, writeLine } from '../io.js';
+import { type CliIO, writeLine } from '../io.js';
 import { wholeNumber } from './option-parsers.js';
 
 interface DemoFlags {
