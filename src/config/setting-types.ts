@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { type ListingFilters, listingFiltersSchema, listingLocaleSchema } from './listing-filters.js';
 
@@ -123,6 +123,11 @@ function cronProblem(pattern: string): string | undefined {
         return `the ${name} step /${step[1]} is outside 1-${size}`;
     }
   }
+  // Loaded only when a pattern is set: with the default schedule, a command does not pay for cron-parser
+  // and luxon at start-up.
+  const { CronExpressionParser } = createRequire(import.meta.url)(
+    'cron-parser',
+  ) as typeof import('cron-parser');
   try {
     CronExpressionParser.parse(pattern);
   } catch {

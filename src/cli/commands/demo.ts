@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import type { Change } from '../../domain/change.js';
-import { type DemoResult, runDemo } from '../demo-shop.js';
-import { type CliIO, commandContext, writeLine } from '../io.js';
+import { commandContext } from '../context.js';
+import type { DemoResult } from '../demo-shop.js';
+import { type CliIO, writeLine } from '../io.js';
 import { wholeNumber } from './option-parsers.js';
 
 interface DemoFlags {
@@ -28,6 +29,8 @@ export function demoCommand(io: CliIO): Command {
         flags.dataDir === undefined ? context.config.dataDir : path.resolve(io.cwd, flags.dataDir);
       // Sync logs would drown the report; LOG_LEVEL brings them back.
       const log = io.env.LOG_LEVEL ? context.log : context.log.child({}, { level: 'warn' });
+      // Loaded only by this command: the demo brings the simulator, which no other command needs.
+      const { runDemo } = await import('../demo-shop.js');
       const result = await runDemo({
         items: flags.items,
         seed: flags.seed,

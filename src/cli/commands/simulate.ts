@@ -1,16 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
-import {
-  type ChurnFault,
-  type FaultsUpdate,
-  type Simulator,
-  type SimulatorOptions,
-  singleShopAdmin,
-  startFleet,
-  startSimulator,
-} from '../../simulator/index.js';
+import type { ChurnFault, FaultsUpdate, Simulator, SimulatorOptions } from '../../simulator/index.js';
 import { type CliIO, writeLine } from '../io.js';
 import { positiveSeconds, wholeNumber } from './option-parsers.js';
-import { fleetBanner, serveUntilStopped } from './simulate-serve.js';
 
 interface SimulateFlags {
   port: number;
@@ -268,6 +259,9 @@ export function simulateCommand(io: CliIO): Command {
       wholeNumber(0, 65535),
     )
     .action(async (flags: SimulateFlags) => {
+      // Loaded only by this command: every other one starts without compiling the simulator.
+      const { singleShopAdmin, startFleet, startSimulator } = await import('../../simulator/index.js');
+      const { fleetBanner, serveUntilStopped } = await import('./simulate-serve.js');
       if (flags.shops !== undefined) {
         const fleet = await startFleet(simulatorOptions(flags), flags.shops);
         writeLine(io.stdout, fleetBanner(fleet, flags.items, flags.seed));

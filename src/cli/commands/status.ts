@@ -8,7 +8,8 @@ import {
 } from '../../../jobs/ops/queue-status.js';
 import { ShopQueues } from '../../../jobs/queue.js';
 import { connectRedis } from '../../../jobs/redis.js';
-import { type CliIO, commandContext, writeLine } from '../io.js';
+import { commandContext } from '../context.js';
+import { type CliIO, writeLine } from '../io.js';
 import { formatTable } from '../table.js';
 import { writeLines } from '../write-lines.js';
 

@@ -12,9 +12,10 @@ import {
 import { type AppConfig, findShop } from '../../config/app-config.js';
 import { UsageError } from '../../errors.js';
 import { summaryJson } from '../../sync/index.js';
-import { type CliIO, commandContext, writeLine } from '../io.js';
+import { summaryText } from '../actions/sync.js';
+import { commandContext } from '../context.js';
+import { type CliIO, writeLine } from '../io.js';
 import { positiveSeconds } from './option-parsers.js';
-import { summaryText } from './sync.js';
 
 interface TriggerFlags {
   shop?: string[];

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
 import { startWorker } from '../../../jobs/start-worker.js';
-import { type CliIO, commandContext } from '../io.js';
+import { commandContext } from '../context.js';
+import type { CliIO } from '../io.js';
 
 export function workerCommand(io: CliIO): Command {
   return new Command('worker')
