@@ -1,5 +1,4 @@
-import type { BigIntStats } from 'node:fs';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { type BigIntStats, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -41,10 +40,11 @@ export function checkMarkPath(store: string): string {
  * by hand), a WAL with content (a crash, or a connection still open), or a last full check a day old
  * means a full check.
  */
-export async function takeCheckMark(store: string, now: Date = new Date()): Promise<CheckPlan> {
-  const mark = await readMark(store);
-  await rm(checkMarkPath(store), { force: true });
-  const [file, wal] = await Promise.all([statOrNull(store), statOrNull(`${store}-wal`)]);
+export function takeCheckMark(store: string, now: Date = new Date()): CheckPlan {
+  const mark = readMark(store);
+  removeIfThere(checkMarkPath(store));
+  const file = statOrNull(store);
+  const wal = statOrNull(`${store}-wal`);
   if (file === null && wal === null) return { kind: 'none', checkedAt: now, reason: 'a new store' };
   const full = (reason: string): CheckPlan => ({ kind: 'full', checkedAt: now, reason });
   if (mark === null) return full('no mark of a checked store');
@@ -69,22 +69,22 @@ export async function markChecked(store: string, checkedAt: Date): Promise<boole
     for (;;) {
       // A write in the same tick of the file system's clock as the stat would keep mtime and ctime: the
       // file is described only once a file written after it has a later time than its own last write.
-      await writeFile(temp, '');
-      const clock = (await stat(temp, { bigint: true })).mtimeNs;
-      const file = await stat(store, { bigint: true });
-      const wal = await statOrNull(`${store}-wal`);
+      writeFileSync(temp, '');
+      const clock = statSync(temp, { bigint: true }).mtimeNs;
+      const file = statSync(store, { bigint: true });
+      const wal = statOrNull(`${store}-wal`);
       if (wal !== null && wal.size > 0n) return false;
       if (file.mtimeNs < clock && file.ctimeNs < clock) {
         const mark: CheckMark = { ...identity(file), checkedAt: checkedAt.toISOString() };
-        await writeFile(temp, `${JSON.stringify(mark)}\n`);
-        await rename(temp, markFile);
+        writeFileSync(temp, `${JSON.stringify(mark)}\n`);
+        renameSync(temp, markFile);
         return true;
       }
       if (Date.now() > waitUntil) return false;
       await sleep(CLOCK_STEP_MS);
     }
   } finally {
-    await rm(temp, { force: true });
+    removeIfThere(temp);
   }
 }
 
@@ -109,10 +109,10 @@ function sameFile(now: Omit<CheckMark, 'checkedAt'>, mark: CheckMark): boolean {
 }
 
 /** The mark, or null when there is none or it is not one (a torn write, a hand edit): then nothing is skipped. */
-async function readMark(store: string): Promise<CheckMark | null> {
+function readMark(store: string): CheckMark | null {
   let text: string;
   try {
-    text = await readFile(checkMarkPath(store), 'utf8');
+    text = readFileSync(checkMarkPath(store), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
@@ -127,11 +127,14 @@ async function readMark(store: string): Promise<CheckMark | null> {
   }
 }
 
-async function statOrNull(file: string): Promise<BigIntStats | null> {
+function removeIfThere(file: string): void {
   try {
-    return await stat(file, { bigint: true });
+    unlinkSync(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+}
+
+function statOrNull(file: string): BigIntStats | null {
+  return statSync(file, { bigint: true, throwIfNoEntry: false }) ?? null;
 }

@@ -141,7 +141,7 @@ async function syncHeld(
   started: number,
 ): Promise<{ summary: SyncSummary; rereads: number; checked: Checked }> {
   const paths = shopPaths(deps.config.dataDir, shop.name);
-  const plan = await planCheck(paths.store);
+  const plan = planCheck(paths.store);
   log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
   const store = openStore(paths.store);
   held.store = store;
@@ -183,9 +183,9 @@ async function syncHeld(
 }
 
 /** The check this sync needs; the store's mark is gone before the store is opened. */
-async function planCheck(file: string): Promise<CheckPlan> {
+function planCheck(file: string): CheckPlan {
   try {
-    return await takeCheckMark(file);
+    return takeCheckMark(file);
   } catch (error) {
     throw storeError(`Cannot write store ${file}`, file, error);
   }

@@ -53,21 +53,21 @@ describe('the store check mark', () => {
       checkedAt: checkedAt.toISOString(),
       size: String(statSync(file).size),
     });
-    expect(await takeCheckMark(file, anHourLater)).toEqual({
+    expect(takeCheckMark(file, anHourLater)).toEqual({
       kind: 'skip',
       checkedAt,
       reason: 'the file is as the last checked sync left it',
     });
     // Taken: the sync that took it may write and crash, and must not leave the file marked.
     expect(existsSync(checkMarkPath(file))).toBe(false);
-    expect(await takeCheckMark(file, anHourLater)).toMatchObject({
+    expect(takeCheckMark(file, anHourLater)).toMatchObject({
       kind: 'full',
       reason: 'no mark of a checked store',
     });
   });
 
-  it('has nothing to check in a store that does not exist yet', async () => {
-    expect(await takeCheckMark(file, anHourLater)).toEqual({
+  it('has nothing to check in a store that does not exist yet', () => {
+    expect(takeCheckMark(file, anHourLater)).toEqual({
       kind: 'none',
       checkedAt: anHourLater,
       reason: 'a new store',
@@ -89,7 +89,7 @@ describe('the store check mark', () => {
         closeSync(fd);
       }
       expect(statSync(file).size).toBe(size);
-      expect(await takeCheckMark(file, anHourLater), `attempt ${attempt}`).toMatchObject({
+      expect(takeCheckMark(file, anHourLater), `attempt ${attempt}`).toMatchObject({
         kind: 'full',
         reason: 'the file changed since it was checked',
       });
@@ -104,11 +104,11 @@ describe('the store check mark', () => {
     expect(await markChecked(file, checkedAt)).toBe(true);
     copyFileSync(backup, file);
     utimesSync(file, before.atime, before.mtime);
-    expect(await takeCheckMark(file, anHourLater)).toMatchObject({ kind: 'full' });
+    expect(takeCheckMark(file, anHourLater)).toMatchObject({ kind: 'full' });
 
     expect(await markChecked(file, checkedAt)).toBe(true);
     renameSync(backup, file);
-    expect(await takeCheckMark(file, anHourLater)).toMatchObject({
+    expect(takeCheckMark(file, anHourLater)).toMatchObject({
       kind: 'full',
       reason: 'the file changed since it was checked',
     });
@@ -121,7 +121,7 @@ describe('the store check mark', () => {
     try {
       await commitItems(writer, [[makeItem('d')]]);
       expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
-      expect(await takeCheckMark(file, anHourLater)).toMatchObject({
+      expect(takeCheckMark(file, anHourLater)).toMatchObject({
         kind: 'full',
         reason: 'its WAL holds writes',
       });
@@ -141,10 +141,10 @@ describe('the store check mark', () => {
       [at(-1), 'full'],
     ] as const) {
       expect(await markChecked(file, checkedAt)).toBe(true);
-      expect((await takeCheckMark(file, now)).kind, now.toISOString()).toBe(kind);
+      expect(takeCheckMark(file, now).kind, now.toISOString()).toBe(kind);
     }
     expect(await markChecked(file, checkedAt)).toBe(true);
-    expect(await takeCheckMark(file, at(FULL_CHECK_EVERY_MS))).toMatchObject({
+    expect(takeCheckMark(file, at(FULL_CHECK_EVERY_MS))).toMatchObject({
       reason: 'its last full check is a day old',
     });
   });
@@ -153,7 +153,7 @@ describe('the store check mark', () => {
     await closedStore();
     for (const text of ['', '{"dev":', JSON.stringify({ ...readMarkAfterMarking(), checkedAt: 5 })]) {
       writeFileSync(checkMarkPath(file), text);
-      expect(await takeCheckMark(file, anHourLater), text).toMatchObject({
+      expect(takeCheckMark(file, anHourLater), text).toMatchObject({
         kind: 'full',
         reason: 'no mark of a checked store',
       });
