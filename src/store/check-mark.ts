@@ -16,11 +16,15 @@ export interface CheckMark {
   readonly checkedAt: string;
 }
 
-/** What a sync does about the store check, and why. */
-export type CheckPlan =
-  | { readonly kind: 'none'; readonly checkedAt: Date; readonly reason: string }
-  | { readonly kind: 'skip'; readonly checkedAt: Date; readonly reason: string }
-  | { readonly kind: 'full'; readonly checkedAt: Date; readonly reason: string };
+/**
+ * What a sync does about the store check (nothing to check in a new store, skip it, or check in full),
+ * why, and the time of the last full check that the mark it leaves will carry.
+ */
+export interface CheckPlan {
+  readonly kind: 'none' | 'skip' | 'full';
+  readonly checkedAt: Date;
+  readonly reason: string;
+}
 
 /** However still a file is, it is checked in full this often: silent media damage changes no stat. */
 export const FULL_CHECK_EVERY_MS = 24 * 60 * 60 * 1000;
