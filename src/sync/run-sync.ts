@@ -4,6 +4,7 @@ import type { ShopConfig } from '../config/app-config.js';
 import { requireConnection } from '../config/app-config.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { type CheckPlan, markChecked, takeCheckMark } from '../store/check-mark.js';
 import { commitRun } from '../store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
 import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
@@ -95,8 +96,9 @@ async function syncOnce(
   const held: Held = { client };
   let summary: SyncSummary;
   let rereads: number;
+  let checked: Checked;
   try {
-    ({ summary, rereads } = await syncHeld(shop, deps, held, log, started));
+    ({ summary, rereads, checked } = await syncHeld(shop, deps, held, log, started));
   } catch (error) {
     const failure =
       held.store && isSqliteError(error)
@@ -110,6 +112,7 @@ async function syncOnce(
   // A complete run whose store then fails to let go (an I/O error on the lease's release) says so.
   const cleanup = await closeAll(held);
   if (cleanup !== undefined) throw cleanup;
+  await rememberCheck(checked, log);
   const { shop: _shop, ...counted } = summary;
   log.info({ ...counted, rereads }, 'sync complete');
   return summary;
@@ -123,6 +126,12 @@ interface Held {
   check?: StoreCheck;
 }
 
+/** The store a complete sync closed, and when it was last checked in full. */
+interface Checked {
+  readonly store: string;
+  readonly at: Date;
+}
+
 /** The sync proper, between acquiring the store and releasing it. */
 async function syncHeld(
   shop: ShopConfig,
@@ -130,13 +139,16 @@ async function syncHeld(
   held: Held,
   log: Logger,
   started: number,
-): Promise<{ summary: SyncSummary; rereads: number }> {
+): Promise<{ summary: SyncSummary; rereads: number; checked: Checked }> {
   const paths = shopPaths(deps.config.dataDir, shop.name);
+  const plan = planCheck(paths.store);
+  log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
   const store = openStore(paths.store);
   held.store = store;
-  // Damage in pages this run never reads would otherwise go unnoticed and be built upon: the whole
-  // file is checked off the main thread while the listing is read, and the run commits only if it passed.
-  const check = startStoreCheck(paths.store);
+  // Damage in pages this run never reads would otherwise go unnoticed and be built upon: unless the
+  // file is exactly as the last checked sync left it, the whole file is checked off the main thread
+  // while the listing is read, and the run commits only if it passed.
+  const check = plan.kind === 'full' ? startStoreCheck(paths.store) : undefined;
   held.check = check;
   const lease = acquireLease(store, shop.name, (error) => log.warn({ err: error }, 'lease renewal failed'), {
     ...DEFAULT_LEASE,
@@ -167,7 +179,26 @@ async function syncHeld(
     ...pick(counts, RUN_COUNT_FIELDS),
     duration_ms: Date.now() - started,
   };
-  return { summary, rereads: counts.rereads };
+  return { summary, rereads: counts.rereads, checked: { store: paths.store, at: plan.checkedAt } };
+}
+
+/** The check this sync needs; the store's mark is gone before the store is opened. */
+function planCheck(file: string): CheckPlan {
+  try {
+    return takeCheckMark(file);
+  } catch (error) {
+    throw storeError(`Cannot write store ${file}`, file, error);
+  }
+}
+
+/** Marks the store as checked for the next sync, which otherwise checks it in full: that is all a failure costs. */
+async function rememberCheck(checked: Checked, log: Logger): Promise<void> {
+  try {
+    const marked = await markChecked(checked.store, checked.at);
+    log.debug({ marked, checkedAt: checked.at }, 'store check mark');
+  } catch (error) {
+    log.warn({ err: error }, 'could not mark the store as checked; the next sync checks it in full');
+  }
 }
 
 /**
@@ -205,7 +236,7 @@ async function completeRun(
   shop: ShopConfig,
   start: RunStart,
   lease: Lease,
-  check: StoreCheck,
+  check: StoreCheck | undefined,
   deps: SyncDeps,
   log: Logger,
 ): Promise<CompletedRun> {
@@ -249,10 +280,7 @@ async function completeRun(
         'items missing from the listing were kept at their last version: they are there but cannot be read, or may be items whose id could not be read; the next run settles them',
       );
     deps.onPoint?.('removals-confirmed');
-    const waiting = Date.now();
-    const health = await check.result;
-    log.debug({ waitedMs: Date.now() - waiting, status: health.status }, 'store checked');
-    if (health.status !== 'ok') throw health.error;
+    if (check) await passed(check, log);
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     deps.onPoint?.('committed');
@@ -262,6 +290,14 @@ async function completeRun(
     recordFailure(store, start.run, failure, log);
     throw failure;
   }
+}
+
+/** Waits for the store check; a store that is not intact fails the run before anything is committed. */
+async function passed(check: StoreCheck, log: Logger): Promise<void> {
+  const waiting = Date.now();
+  const health = await check.result;
+  log.debug({ waitedMs: Date.now() - waiting, status: health.status }, 'store checked');
+  if (health.status !== 'ok') throw health.error;
 }
 
 /**

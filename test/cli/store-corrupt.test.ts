@@ -1,11 +1,11 @@
-import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { checkMarkPath } from '../../src/store/check-mark.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli } from '../helpers/cli.js';
-import { simEnv, tempDir } from '../store/fixtures.js';
+import { corruptMiddlePage, simEnv, tempDir } from '../store/fixtures.js';
 
 /**
  * A store whose header is intact but whose pages are damaged further in: a sync must not build on it
@@ -29,29 +29,6 @@ afterEach(() => temp.cleanup());
 
 const cli = (...args: string[]) => runCli(args, env);
 
-/**
- * Overwrites the header of a leaf page in the middle of `table`'s b-tree with garbage, as a bad sector
- * or a torn write would: SQLite's own header (page 1) stays intact, so the file still opens.
- */
-function corruptMiddlePage(file: string, table: string): number {
-  const db = new Database(file, { readonly: true });
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const pages = db
-    .prepare("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno")
-    .pluck()
-    .all(table) as number[];
-  db.close();
-  expect(pages.length).toBeGreaterThan(4);
-  const page = pages[Math.floor(pages.length / 2)] as number;
-  const fd = openSync(file, 'r+');
-  try {
-    writeSync(fd, Buffer.alloc(64, 0xa5), 0, 64, (page - 1) * pageSize);
-  } finally {
-    closeSync(fd);
-  }
-  return page;
-}
-
 /** The published feeds, byte for byte, and where the feeds link points. */
 function feedsNow(): Record<string, string> {
   const paths = shopPaths(temp.dir, 'shop');
@@ -72,6 +49,8 @@ describe('a store corrupt in the middle', () => {
     expect((await cli('sync')).code).toBe(0);
     const feeds = feedsNow();
     const runsBefore = JSON.parse((await cli('runs', '--json')).stdout);
+    // The last sync marked the file as checked: the damage changes it, so the next sync checks it in full.
+    expect(existsSync(checkMarkPath(store))).toBe(true);
     corruptMiddlePage(store, 'item_versions');
 
     sim.mutate({ prices: 3 });

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import type { Change } from '../../src/domain/change.js';
 import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
@@ -161,4 +162,27 @@ export function withoutRaw(items: Iterable<Item>): SimItem[] {
 
 export function truthById(sim: Simulator): SimItem[] {
   return sim.truth().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * Overwrites the header of a leaf page in the middle of `table`'s b-tree with garbage, as a bad sector
+ * or a torn write would: SQLite's own header (page 1) stays intact, so the file still opens.
+ */
+export function corruptMiddlePage(file: string, table: string): number {
+  const db = new Database(file, { readonly: true });
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pages = db
+    .prepare("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno")
+    .pluck()
+    .all(table) as number[];
+  db.close();
+  expect(pages.length).toBeGreaterThan(4);
+  const page = pages[Math.floor(pages.length / 2)] as number;
+  const fd = openSync(file, 'r+');
+  try {
+    writeSync(fd, Buffer.alloc(64, 0xa5), 0, 64, (page - 1) * pageSize);
+  } finally {
+    closeSync(fd);
+  }
+  return page;
 }

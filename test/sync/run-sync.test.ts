@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { findShop } from '../../src/config/app-config.js';
 import { TRACKED_FIELDS } from '../../src/domain/item.js';
-import { ApiError, ConfigError, CredentialsError, InterruptedError } from '../../src/errors.js';
+import {
+  ApiError,
+  ConfigError,
+  CredentialsError,
+  InterruptedError,
+  StoreCorruptError,
+} from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type CheckMark, checkMarkPath } from '../../src/store/check-mark.js';
 import { diffRuns } from '../../src/store/diff-runs.js';
 import { ITEM_COLUMNS, rowToItem } from '../../src/store/item-row.js';
 import { openStore, type Store } from '../../src/store/open.js';
@@ -15,7 +22,15 @@ import { getRunDetail, latestCompleteRun, listRuns } from '../../src/store/run-r
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { runSync, type SyncDeps } from '../../src/sync/index.js';
 import { capturedLogger } from '../api/helpers.js';
-import { diffAsTruth, simConfig, sortedTruth, tempDir, truthById, withoutRaw } from '../store/fixtures.js';
+import {
+  corruptMiddlePage,
+  diffAsTruth,
+  simConfig,
+  sortedTruth,
+  tempDir,
+  truthById,
+  withoutRaw,
+} from '../store/fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
@@ -209,6 +224,71 @@ function expectIntactFirstRun(): void {
     expect(withoutRaw(snapshotItems(s, 1))).toEqual(truthById(sim));
   });
 }
+
+describe('the store check of a sync', () => {
+  const storeFile = () => shopPaths(config.dataDir, 'shop').store;
+  const mark = () => JSON.parse(readFileSync(checkMarkPath(storeFile()), 'utf8')) as CheckMark;
+  /** The sync's debug lines about the store check: what it planned and, when it ran one, its answer. */
+  async function checkedSync(): Promise<{ plan: unknown; checked: unknown[] }> {
+    const { logger, output } = capturedLogger();
+    await sync({ log: logger });
+    const lines = output()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+    const plans = lines.filter((line) => line.msg === 'store check');
+    expect(plans).toHaveLength(1);
+    const { check, reason } = plans[0];
+    return { plan: { check, reason }, checked: lines.filter((line) => line.msg === 'store checked') };
+  }
+
+  it('is skipped while the file is as the last checked sync left it, and run again once that check is a day old', async () => {
+    expect(await checkedSync()).toEqual({ plan: { check: 'none', reason: 'a new store' }, checked: [] });
+    const first = mark();
+    expect(new Date(first.checkedAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
+
+    expect(await checkedSync()).toEqual({
+      plan: { check: 'skip', reason: 'the file is as the last checked sync left it' },
+      checked: [],
+    });
+    // The skipped check carries the last full check's time on: a day after it, the file is checked again.
+    expect(mark().checkedAt).toBe(first.checkedAt);
+    const dayOld = new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString();
+    writeFileSync(checkMarkPath(storeFile()), JSON.stringify({ ...mark(), checkedAt: dayOld }));
+
+    expect(await checkedSync()).toEqual({
+      plan: { check: 'full', reason: 'its last full check is a day old' },
+      checked: [expect.objectContaining({ status: 'ok' })],
+    });
+    expect(new Date(mark().checkedAt).getTime()).toBeGreaterThan(new Date(first.checkedAt).getTime());
+  });
+
+  it('still finds damage written into the file as soon as a checked sync left it, and keeps the snapshot', async () => {
+    await sync();
+    await sync();
+    expect(existsSync(checkMarkPath(storeFile()))).toBe(true);
+    corruptMiddlePage(storeFile(), 'item_versions');
+    const failure = sync();
+    await expect(failure).rejects.toThrow(StoreCorruptError);
+    await expect(failure).rejects.toThrow(
+      new RegExp(`^The store ${storeFile()} is corrupt \\(SQLite's quick_check: .+\\)\\. Move it aside`),
+    );
+    expect(existsSync(checkMarkPath(storeFile()))).toBe(false);
+    expect(inspect((s) => listRuns(s).map((r) => r.status))).toEqual(['complete', 'complete', 'failed']);
+  });
+
+  it('runs in full after a sync that failed, which leaves no mark', async () => {
+    await sync();
+    const failure = sync({ retry: { maxAttempts: 1 }, onProgress: () => sim.setFaults({ rate5xx: 1 }) });
+    await expect(failure).rejects.toThrow(ApiError);
+    sim.setFaults({ rate5xx: 0 });
+    expect(existsSync(checkMarkPath(storeFile()))).toBe(false);
+    expect(await checkedSync()).toEqual({
+      plan: { check: 'full', reason: 'no mark of a checked store' },
+      checked: [expect.objectContaining({ status: 'ok' })],
+    });
+  });
+});
 
 describe('what runSync reports as it goes', () => {
   it('passes through its phases and sync points in order, and logs pages re-read', async () => {
