@@ -14,6 +14,7 @@ import { normaliseItem } from './item/item-schema.js';
 import type { SentIndex } from './item/known-elements.js';
 import type { ListingCheckpoint } from './listing/checkpoint.js';
 import type { KnownBodies } from './listing/known-bodies.js';
+import { idsBeforeFirst, NO_PAGE_BEFORE_FIRST, PAGE_BEFORE_FIRST } from './listing/listing-start.js';
 import {
   type ListingBodyContext,
   PAST_END_STATUSES,
@@ -138,6 +139,7 @@ export class MarketplaceClient {
       resume,
       maxInFlight: maxInFlight ?? this.maxInFlight,
       maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
+      beforeFirst: (window, request) => this.pageBeforeFirst(listing, window, request),
     });
   }
 
@@ -164,6 +166,23 @@ export class MarketplaceClient {
       read: (response, secrets) =>
         readListingBody(response, { shown, mayEnd: !request.first, secrets, ...before }),
     });
+  }
+
+  /** What page 0 lists at `window`'s size (see `provedStart`). */
+  private async pageBeforeFirst(
+    listing: ListingQuery,
+    window: ListingWindow,
+    request: PageRequest,
+  ): Promise<{ ids: readonly string[]; shown: string }> {
+    const path = listingPath({ ...listing, perPage: window.perPage }, PAGE_BEFORE_FIRST);
+    const shown = `GET ${sanitizeUrl(path)}`;
+    const ids = await this.requests.get(path, {
+      signal: request.signal,
+      accept: NO_PAGE_BEFORE_FIRST,
+      pushedBack: request.pushedBack,
+      read: (response) => idsBeforeFirst(response, shown),
+    });
+    return { ids, shown };
   }
 
   /**

@@ -18,6 +18,8 @@ export interface ScriptedRequest {
 export interface ScriptedAnswer {
   readonly status: number;
   readonly body?: string;
+  /** The body as these bytes, when it is not text (a compressed body). */
+  readonly bytes?: Uint8Array;
   readonly headers?: Readonly<Record<string, string>>;
   /** Sends the headers at once, then the body one byte every this many milliseconds. */
   readonly dripMs?: number;
@@ -56,7 +58,7 @@ export async function startScripted(
     const reply = await answer(request);
     const headers = { 'content-type': 'application/json', ...reply.headers };
     if (reply.dripMs === undefined) {
-      res.writeHead(reply.status, headers).end(reply.body ?? '');
+      res.writeHead(reply.status, headers).end(reply.bytes ?? reply.body ?? '');
       return;
     }
     const bytes = Buffer.from(reply.body ?? '');

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { ENV_SETTING_NAMES, type SettingNames } from '../../config/settings.js';
-import { ApiError, ConfigError, CredentialsError, ProtocolError } from '../../errors.js';
+import {
+  ApiError,
+  ConfigError,
+  CredentialsError,
+  ProtocolError,
+  ResponseTooLargeError,
+} from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { failedResponse } from '../http/failure.js';
 import type { HttpClient } from '../http/http-client.js';
@@ -228,7 +234,7 @@ export class TokenManager {
           signal: this.stop,
           deadline: budget.deadline,
         })
-        .then((r) => this.checkTokenResponse(r, shown, kind)),
+        .then((r) => this.checkTokenResponse(r, shown, kind), tokenTooLarge),
     );
     const token = this.readToken(response, shown, kind);
     this.logger.debug({ grant: kind }, 'obtained a marketplace token');
@@ -335,4 +341,13 @@ function credentialsRefused(refusal: GrantRefused, names: SettingNames): Credent
     `The marketplace refused the password grant with HTTP ${refusal.status}${code}: ${refusal.detail}`,
     refusal.status,
   );
+}
+
+/**
+ * A token answer over the response cap is the token endpoint's fault, not the listing page's that
+ * waited for the token: as a ResponseTooLargeError it would have the listing read ever smaller pages.
+ */
+function tokenTooLarge(error: unknown): never {
+  if (error instanceof ResponseTooLargeError) throw new ProtocolError(`${error.message}.`, { cause: error });
+  throw error;
 }

@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import { validateBaseUrl } from '../../config/base-url.js';
 import { ENV_SETTING_NAMES } from '../../config/settings.js';
 import { ApiError, ProtocolError } from '../../errors.js';
+import { decodedBody } from './content-encoding.js';
 import { type Exchange, failedExchange } from './failure.js';
 import { linkedSignal } from './linked-signal.js';
 import { type HttpResponse, ReceivedResponse } from './response.js';
@@ -139,6 +140,7 @@ export class HttpClient {
     const overdue = linkedSignal([request.signal]);
     const timer = setTimeout(() => overdue.abort(new Error('deadline')), limitMs);
     let status: number | undefined;
+    let received: { status: number; headers: IncomingHttpHeaders; bytes: Uint8Array };
     try {
       const response = await this.pool.request({
         method: request.method,
@@ -152,7 +154,7 @@ export class HttpClient {
       this.events.response?.(status);
       const bytes = await response.body.bytes();
       if (status >= 300 && status < 400) throw this.redirected(request, shown, status, response.headers);
-      return new ReceivedResponse(status, response.headers, bytes);
+      received = { status, headers: response.headers, bytes };
     } catch (error) {
       const stopped = request.signal?.aborted === true;
       if (status === undefined && !stopped) this.events.response?.('network');
@@ -170,6 +172,9 @@ export class HttpClient {
       clearTimeout(timer);
       overdue.unlink();
     }
+    const { headers, bytes } = received;
+    const body = decodedBody(bytes, headers, shown, this.maxResponseBytes);
+    return new ReceivedResponse(received.status, headers, body);
   }
 
   /** Where a redirect pointed, resolved against the request's URL as a browser would, and sanitised. */

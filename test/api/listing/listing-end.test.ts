@@ -12,11 +12,14 @@ import {
 
 const live = closedAfterEach<ScriptedServer>();
 
-/** A marketplace serving `listing(page)` for each listing page, with items built by `page()` below. */
+/** A marketplace serving `listing(page)` for each listing page from 1, with items built by `page()`
+ * below; page 0 it refuses as Django REST Framework does. */
 async function serving(listing: (page: number, baseUrl: string) => ScriptedAnswer): Promise<ScriptedServer> {
   live.server = await startScripted((request) => {
     if (request.url.pathname === '/v1/oauth/token') return issuedToken(1);
-    return listing(Number(request.url.searchParams.get('page')), live.server?.baseUrl ?? '');
+    const n = Number(request.url.searchParams.get('page'));
+    if (n === 0) return { status: 404, body: '{"detail":"Invalid page."}' };
+    return listing(n, live.server?.baseUrl ?? '');
   });
   return live.server;
 }
