@@ -85,3 +85,23 @@ export async function inKeyRanges(
     return last;
   });
 }
+
+/**
+ * The raw rows `sql(bounded)` selects, one by one, read SLICE at a time: it selects the next SLICE
+ * rows in key order, after key `@after` when bounded; a row's key is its value at `keyAt`.
+ */
+export function* keyedRows(
+  db: Database.Database,
+  sql: (bounded: boolean) => string,
+  keyAt = 0,
+): Generator<unknown[]> {
+  const slice = keyed(db, sql);
+  let after: string | null = null;
+  for (;;) {
+    const rows = slice(after).raw().all({ after }) as unknown[][];
+    yield* rows;
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < SLICE) return;
+    after = last[keyAt] as string;
+  }
+}
