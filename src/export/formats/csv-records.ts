@@ -10,34 +10,31 @@ const NEWLINE = 0x0a;
 export class RecordEnds {
   private quoted = false;
 
-  /** Whether the bytes so far stop inside a quoted cell. */
-  get inQuotes(): boolean {
-    return this.quoted;
-  }
-
   /** The offsets just after each record end in `chunk`, the next chunk of the stream, in order. */
-  *in(chunk: Buffer): Generator<number> {
+  in(chunk: Buffer): number[] {
+    const ends: number[] = [];
     let at = 0;
     let quote = chunk.indexOf(QUOTE, at);
     let newline = chunk.indexOf(NEWLINE, at);
     while (at < chunk.length) {
       if (this.quoted) {
-        if (quote < 0) return;
+        if (quote < 0) break;
         this.quoted = false;
         at = quote + 1;
         quote = chunk.indexOf(QUOTE, at);
         if (newline >= 0 && newline < at) newline = chunk.indexOf(NEWLINE, at);
       } else if (newline >= 0 && (quote < 0 || newline < quote)) {
         at = newline + 1;
-        yield at;
+        ends.push(at);
         newline = chunk.indexOf(NEWLINE, at);
       } else if (quote >= 0) {
         this.quoted = true;
         at = quote + 1;
         quote = chunk.indexOf(QUOTE, at);
       } else {
-        return;
+        break;
       }
     }
+    return ends;
   }
 }

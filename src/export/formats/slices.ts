@@ -87,21 +87,24 @@ export async function inKeyRanges(
 }
 
 /**
- * The raw rows `sql(bounded)` selects, one by one, read SLICE at a time: it selects the next SLICE
- * rows in key order, after key `@after` when bounded; a row's key is its value at `keyAt`.
+ * The raw rows `sql(bounded)` selects, a slice at a time: each call of the returned function selects
+ * the next slice in key order (after key `@after` when bounded), empty after the last; a row's key
+ * is its value at `keyAt`.
  */
-export function* keyedRows(
+export function keyedSlices(
   db: Database.Database,
   sql: (bounded: boolean) => string,
   keyAt = 0,
-): Generator<unknown[]> {
+): () => unknown[][] {
   const slice = keyed(db, sql);
   let after: string | null = null;
-  for (;;) {
+  let done = false;
+  return () => {
+    if (done) return [];
     const rows = slice(after).raw().all({ after }) as unknown[][];
-    yield* rows;
     const last = rows.at(-1);
-    if (last === undefined || rows.length < SLICE) return;
-    after = last[keyAt] as string;
-  }
+    if (last === undefined) done = true;
+    else after = last[keyAt] as string;
+    return rows;
+  };
 }
