@@ -14,7 +14,9 @@ import { keyedSlices, SLICE } from './slices.js';
  * Records are in id order, so walking the published file beside that file's snapshot's ids (in the
  * same order) and the changes puts each record where a full write puts it. The reference is
  * `writeInventoryCsv`; a property test holds the two to the same bytes
- * (test/export/formats/inventory-splice.test.ts).
+ * (test/export/formats/inventory-splice.test.ts). Bench: with the snapshot updated in place, a 1 %
+ * resync of 100,000 items takes 6.98 s of CPU, not 9.38 s with both written whole (medians,
+ * docs/benchmark.md).
  */
 
 /** The published `inventory.csv` is not what its snapshot says it holds: it cannot be spliced. */
