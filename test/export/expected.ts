@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import type { Change } from '../../src/domain/change.js';
+import { type Decimal, parseDecimal } from '../../src/domain/decimal.js';
 import type { SimItem } from '../../src/simulator/index.js';
+import { makeItem } from '../store/fixtures.js';
 
 /** The formula guard as the contract words it, written out independently of the writer. */
 export function guarded(text: string | null): string {
@@ -73,3 +75,30 @@ export const trickyText = fc.oneof(
   }),
   fc.string({ unit: 'binary' }),
 );
+
+/** Text SQLite keeps as it is: no lone surrogates (it stores those as U+FFFD). */
+const keptText = trickyText.filter((text) => Buffer.from(text).toString() === text);
+const decimal = fc
+  .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.nat({ max: 30 }))
+  .map(([negative, digits, scale]) => parseDecimal(`${negative ? '-' : ''}${digits}e-${scale}`) as Decimal);
+/** An item with any values `inventory.csv` has to write, SQLite keeping them as they are. */
+export const anyItem = fc
+  .record({
+    id: fc.oneof(
+      fc.stringMatching(/^[a-z0-9-]{1,8}$/),
+      keptText.filter((text) => text !== ''),
+    ),
+    title: keptText,
+    price: decimal,
+    original_price: fc.option(decimal, { nil: null }),
+    currency: fc.option(keptText, { nil: null }),
+    quantity: fc.oneof(fc.integer(), fc.constantFrom(2 ** 53 + 2, 2 ** 60, -(2 ** 55), 1e21)),
+    published: fc.boolean(),
+    created_at: keptText,
+    url: keptText,
+    web_url: fc.option(keptText, { nil: null }),
+    photos: fc.array(keptText, { maxLength: 4 }),
+    description: fc.option(keptText, { nil: null }),
+    shop_id: keptText,
+  })
+  .map(({ id, ...values }) => makeItem(id, values));

@@ -58,10 +58,11 @@ async function* inventoryChunks(
   }
 }
 
-const ID_AT = INVENTORY_FIELDS.findIndex((field) => field.name === 'id');
+/** Where an item's id is in a row of `sliceSql`. */
+export const ID_AT = INVENTORY_FIELDS.findIndex((field) => field.name === 'id');
 
 /** The stored values of the next SLICE items after id `@after`, in `INVENTORY_FIELDS` order. */
-function sliceSql(source: ItemSource, bounded: boolean): string {
+export function sliceSql(source: ItemSource, bounded: boolean): string {
   const id = source.column(ITEM_KEY);
   return `SELECT ${INVENTORY_FIELDS.map((field) => source.column(field)).join(', ')}
       FROM ${source.from}

@@ -85,3 +85,26 @@ export async function inKeyRanges(
     return last;
   });
 }
+
+/**
+ * The raw rows `sql(bounded)` selects, a slice at a time: each call of the returned function selects
+ * the next slice in key order (after key `@after` when bounded), empty after the last; a row's key
+ * is its value at `keyAt`.
+ */
+export function keyedSlices(
+  db: Database.Database,
+  sql: (bounded: boolean) => string,
+  keyAt = 0,
+): () => unknown[][] {
+  const slice = keyed(db, sql);
+  let after: string | null = null;
+  let done = false;
+  return () => {
+    if (done) return [];
+    const rows = slice(after).raw().all({ after }) as unknown[][];
+    const last = rows.at(-1);
+    if (last === undefined) done = true;
+    else after = last[keyAt] as string;
+    return rows;
+  };
+}

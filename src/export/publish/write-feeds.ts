@@ -10,12 +10,13 @@ import { publishedRun } from '../../store/published.js';
 import { getRun, previousCompleteRun } from '../../store/run-records.js';
 import { writeChangesCsv } from '../formats/changes-csv.js';
 import { writeInventoryCsv } from '../formats/inventory-csv.js';
+import { type PublishedInventory, spliceInventoryCsv, UnlikeSnapshot } from '../formats/inventory-splice.js';
 import { type RunContents, runContents } from '../formats/run-contents.js';
 import {
   buildSnapshotSqlite,
   isSnapshotOf,
-  reuseSnapshotSqlite,
   type SnapshotSqlite,
+  updateSnapshotSqlite,
 } from '../formats/snapshot-sqlite.js';
 import { streamInto } from './atomic.js';
 import { describeCause } from './cause.js';
@@ -122,9 +123,9 @@ interface FeedsTarget {
 
 /**
  * Writes the three feeds into `target.dir`. When the published snapshot is that of the run the
- * changes count from and there are no changes, the new one is a copy of it and the published
- * inventory CSV is shared. Otherwise the snapshot is built from the store. Returns whether the
- * published feeds were the start.
+ * changes count from, the new one is a copy of it with the changes applied, and the published
+ * inventory CSV is shared when nothing changed or spliced with the changes when it is plain CSV.
+ * Otherwise the feeds are built from the store. Returns whether the published feeds were the start.
  */
 async function fillFeedsDir(
   contents: RunContents,
@@ -140,34 +141,80 @@ async function fillFeedsDir(
     current.kind !== 'none' &&
     published !== null &&
     contents.previousRun === published &&
-    isEmpty(contents.changes) &&
     (await exists(old(SNAPSHOT))) &&
     isSnapshotOf(old(SNAPSHOT), published);
   if (!fromPublished) {
     await writeFeedFiles(contents, target, () => buildSnapshotSqlite(snapshot, target.store, contents));
     return false;
   }
-  const reuse = async () => {
+  const update = async () => {
     await copyFile(old(SNAPSHOT), snapshot);
-    return reuseSnapshotSqlite(snapshot, target.store, contents);
+    return updateSnapshotSqlite(snapshot, target.store, contents);
   };
-  const inventory = target.options.gzip ? 'inventory.csv.gz' : 'inventory.csv';
-  const sameInventory = (await exists(old(inventory)))
-    ? () => reuseFile(target.paths, old(inventory), path.join(target.dir, inventory))
-    : undefined;
-  await writeFeedFiles(contents, target, reuse, sameInventory);
+  await writeFeedFiles(contents, target, update, await fromPublishedInventory(contents, target, old));
   return true;
 }
 
+/** Writes the new directory's inventory CSV from the published feeds, given the new snapshot. */
+type InventoryWriter = (snapshot: SnapshotSqlite) => Promise<void>;
+
 /**
- * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (unless
- * `sameInventory` provides it), and the changes CSV.
+ * How the published inventory CSV (`old(name)`) makes the new one: shared when nothing changed,
+ * spliced with the changes when it is plain CSV; undefined when the new one is written in full.
+ */
+async function fromPublishedInventory(
+  contents: RunContents,
+  target: FeedsTarget,
+  old: (name: string) => string,
+): Promise<InventoryWriter | undefined> {
+  const name = inventoryName(target.options.gzip);
+  if (!(await exists(old(name)))) return undefined;
+  if (isEmpty(contents.changes)) return () => reuseFile(target.paths, old(name), path.join(target.dir, name));
+  if (target.options.gzip) return undefined;
+  return splicedInventory(target, { csv: old(name), snapshot: old(SNAPSHOT) }, contents);
+}
+
+const inventoryName = (gzip: boolean) => (gzip ? 'inventory.csv.gz' : 'inventory.csv');
+
+/**
+ * `inventory.csv` spliced from the published one with the changes; written in full instead when the
+ * published file is not what its snapshot holds (changed by hand, or by another version's writer).
+ */
+function splicedInventory(
+  target: FeedsTarget,
+  published: PublishedInventory,
+  contents: RunContents,
+): InventoryWriter {
+  const name = inventoryName(false);
+  return (snapshot) =>
+    inFeed(target.paths, name, async () => {
+      const file = path.join(target.dir, name);
+      try {
+        await streamInto(file, (out) => spliceInventoryCsv(snapshot.db, snapshot.items, published, out));
+      } catch (error) {
+        if (!(error instanceof UnlikeSnapshot)) throw error;
+        target.options.log.warn(
+          { feed: path.join(target.paths.feedsDir, name), reason: error.message },
+          'the published inventory.csv is not what its snapshot holds: written in full',
+        );
+        await rm(file);
+        await streamInto(file, (out) =>
+          writeInventoryCsv(snapshot.db, snapshot.items, contents.run.run, out),
+        );
+      }
+      await fsyncPath(file);
+    });
+}
+
+/**
+ * Writes the three feeds: the snapshot (`open`), then its items as the inventory CSV (`inventory`
+ * writes it from the published one when given), and the changes CSV.
  */
 async function writeFeedFiles(
   contents: RunContents,
   target: FeedsTarget,
   open: () => Promise<SnapshotSqlite>,
-  sameInventory?: () => Promise<void>,
+  inventory?: InventoryWriter,
 ): Promise<void> {
   const { gzip, onPoint } = target.options;
   const feed = (name: string, write: StreamWriter) =>
@@ -178,7 +225,7 @@ async function writeFeedFiles(
     const snapshot = await open();
     try {
       const { db, items } = snapshot;
-      await (sameInventory?.() ??
+      await (inventory?.(snapshot) ??
         feed('inventory.csv', (out) => writeInventoryCsv(db, items, contents.run.run, out)));
       point();
       await feed('changes.csv', (out) => writeChangesCsv(contents.changes, out));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Decimal, parseDecimal } from '../../../src/domain/decimal.js';
+import type { Decimal } from '../../../src/domain/decimal.js';
 import type { Item } from '../../../src/domain/item.js';
 import { storeItems, writeInventoryCsv } from '../../../src/export/formats/inventory-csv.js';
 import { runContents } from '../../../src/export/formats/run-contents.js';
@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../../../src/export/publish/atomic.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { getRun, type RunSummary } from '../../../src/store/run-records.js';
 import { commitItems, makeItem, openTempStore, tempDir, truthById } from '../../store/fixtures.js';
-import { INVENTORY_HEADER, inventoryRecord, trickyText } from '../expected.js';
+import { anyItem, INVENTORY_HEADER, inventoryRecord } from '../expected.js';
 import { readCsvRecords } from '../python.js';
 
 let sim: Simulator;
@@ -126,32 +126,6 @@ function csvStringifyInventory(items: readonly Item[]): string {
     quote_record_delimiter: true,
   });
 }
-
-/** Text SQLite keeps as it is: no lone surrogates (it stores those as U+FFFD). */
-const keptText = trickyText.filter((text) => Buffer.from(text).toString() === text);
-const decimal = fc
-  .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.nat({ max: 30 }))
-  .map(([negative, digits, scale]) => parseDecimal(`${negative ? '-' : ''}${digits}e-${scale}`) as Decimal);
-const anyItem = fc
-  .record({
-    id: fc.oneof(
-      fc.stringMatching(/^[a-z0-9-]{1,8}$/),
-      keptText.filter((text) => text !== ''),
-    ),
-    title: keptText,
-    price: decimal,
-    original_price: fc.option(decimal, { nil: null }),
-    currency: fc.option(keptText, { nil: null }),
-    quantity: fc.oneof(fc.integer(), fc.constantFrom(2 ** 53 + 2, 2 ** 60, -(2 ** 55), 1e21)),
-    published: fc.boolean(),
-    created_at: keptText,
-    url: keptText,
-    web_url: fc.option(keptText, { nil: null }),
-    photos: fc.array(keptText, { maxLength: 4 }),
-    description: fc.option(keptText, { nil: null }),
-    shop_id: keptText,
-  })
-  .map(({ id, ...values }) => makeItem(id, values));
 
 describe('inventory CSV, held to csv-stringify', () => {
   it('is byte for byte what csv-stringify writes, for any items', async () => {

@@ -1,14 +1,14 @@
-import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Decimal, parseDecimal } from '../../../src/domain/decimal.js';
+import type { Item } from '../../../src/domain/item.js';
 import { runContents } from '../../../src/export/formats/run-contents.js';
 import {
   isSnapshotOf,
-  reuseSnapshotSqlite,
   SNAPSHOT_SCHEMA_VERSION,
+  updateSnapshotSqlite,
   writeSnapshotSqlite,
 } from '../../../src/export/formats/snapshot-sqlite.js';
 import type { Store } from '../../../src/store/open.js';
@@ -60,6 +60,20 @@ async function write(run: number, target = file, from?: number): Promise<RunSumm
   const summary = getRun(store, run) as RunSummary;
   await writeSnapshotSqlite(target, store.path, runContents(store, 'north', summary, from));
   return summary;
+}
+
+interface Version {
+  shop: string;
+  name: string;
+  quantity: number;
+  title: string;
+  price: string;
+}
+
+/** Turns `target`, the snapshot file of run `from`, into the snapshot of `run`. */
+async function update(target: string, run: number, from: number): Promise<void> {
+  const contents = runContents(store, 'north', getRun(store, run) as RunSummary, from);
+  (await updateSnapshotSqlite(target, store.path, contents)).close();
 }
 
 /** Every table's rows with each value's SQLite type, in key order; `meta` without its time of writing. */
@@ -219,22 +233,51 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
     expect(isSnapshotOf(file, first)).toBe(false);
   });
 
-  it('reused for a later run with the same items, only has its description rewritten', async () => {
-    const first = await firstRun();
-    await write(first);
-    const second = await commitItems(store, [[makeItem('x')]]);
-    copyFileSync(file, path.join(temp.dir, 'copy.sqlite'));
-    const copy = path.join(temp.dir, 'copy.sqlite');
-    const contents = runContents(store, 'north', getRun(store, second) as RunSummary, first);
-    (await reuseSnapshotSqlite(copy, store.path, contents)).close();
-    expect(querySqlite(copy, 'SELECT run, previous_run FROM meta')).toEqual([
+  it('updated for a later run, rewrites its description and changes and only the changed items', async () => {
+    const shop = (id: string, name: string) => ({
+      shop_id: id,
+      shop_name: name,
+      shop_url: `https://s/${id}`,
+    });
+    const item = (id: string, extra: Partial<Item> = {}) => makeItem(id, { ...shop('s1', 'One'), ...extra });
+    const first = await commitItems(store, [
+      [
+        item('a'),
+        item('b', { price: price('999999999999.123456789') }),
+        item('c', shop('s2', 'Two')),
+        item('d', shop('s2', 'Two')),
+        item('e', shop('s3', 'Three')),
+      ],
+    ]);
+    // The first items of shops s1 and s2 go, s3's only item goes, new items and a new shop come.
+    const second = await commitItems(store, [
+      [
+        item('b', { price: price('0.1'), quantity: 5, title: '=sum' }),
+        item('d', shop('s2', 'Two renamed')),
+        item('aa', { published: false, original_price: price('12345678901234567.5') }),
+        item('f', { ...shop('s4', 'Four'), photos: ['x "y"', 'z'], photos_id: [1, 2] }),
+      ],
+    ]);
+    const updated = path.join(temp.dir, 'updated.sqlite');
+    await write(first, updated);
+    await update(updated, second, first);
+    await write(second, file, first);
+
+    const full = contentsOf(file);
+    expect(full.items).toHaveLength(4);
+    expect(full.shops.map((s) => (s as { shop_name: string }).shop_name)).toEqual([
+      'One',
+      'Two renamed',
+      'Four',
+    ]);
+    expect(contentsOf(updated)).toEqual(full);
+    expect(querySqlite(updated, 'SELECT run, previous_run FROM meta')).toEqual([
       { run: second, previous_run: first },
     ]);
-    expect(querySqlite(copy, 'SELECT run, items FROM run')).toEqual([{ run: second, items: 1 }]);
-    expect(contentsOf(copy).items).toEqual(contentsOf(file).items);
+    expect(isSnapshotOf(updated, second)).toBe(true);
   });
 
-  it('reused for a later run with any same items, holds what a build of that run holds', async () => {
+  it('updated for a later run with any changes, holds what a build of that run holds', async () => {
     const version = fc.record({
       shop: fc.constantFrom('s1', 's2', 's3'),
       name: fc.constantFrom('One', 'Uno'),
@@ -242,31 +285,32 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
       title: fc.constantFrom('t', '=t', 't, "quoted"'),
       price: fc.constantFrom('0.1', '999999999999.123456789', '12345678901234567.5'),
     });
-    const catalogue = fc.dictionary(fc.constantFrom(...'abcdefghij'), version, { maxKeys: 10 });
+    const ids = fc.constantFrom('a', 'b', 'c', 'd', '=e', "'=e", 'f,"g"', 'h\ni', 'é', '\u{1F600}', '\uFFFD');
+    const catalogue = fc.dictionary(ids, version, { maxKeys: 11 });
+    const items = (entries: Record<string, Version>) =>
+      Object.entries(entries).map(([id, v]) =>
+        makeItem(id, {
+          shop_id: v.shop,
+          shop_name: `${v.name} ${v.shop}`,
+          quantity: v.quantity,
+          title: v.title,
+          price: price(v.price),
+        }),
+      );
     let round = 0;
     await fc.assert(
-      fc.asyncProperty(catalogue, async (entries) => {
+      fc.asyncProperty(catalogue, catalogue, async (before, after) => {
         round += 1;
-        const items = Object.entries(entries).map(([id, v]) =>
-          makeItem(id, {
-            shop_id: v.shop,
-            shop_name: `${v.name} ${v.shop}`,
-            quantity: v.quantity,
-            title: v.title,
-            price: price(v.price),
-          }),
-        );
-        const first = await commitItems(store, [items]);
-        const second = await commitItems(store, [items]);
-        const reused = path.join(temp.dir, `reused-${round}.sqlite`);
+        const first = await commitItems(store, [items(before)]);
+        const second = await commitItems(store, [items(after)]);
+        const updated = path.join(temp.dir, `updated-${round}.sqlite`);
         const built = path.join(temp.dir, `built-${round}.sqlite`);
-        await write(first, reused);
-        const contents = runContents(store, 'north', getRun(store, second) as RunSummary, first);
-        (await reuseSnapshotSqlite(reused, store.path, contents)).close();
+        await write(first, updated);
+        await update(updated, second, first);
         await write(second, built, first);
-        expect(contentsOf(reused)).toEqual(contentsOf(built));
+        expect(contentsOf(updated)).toEqual(contentsOf(built));
       }),
-      { numRuns: 25 },
+      { numRuns: 40 },
     );
   });
 });

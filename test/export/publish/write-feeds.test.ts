@@ -10,11 +10,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../../src/config/app-config.js';
 import { findShop } from '../../../src/config/app-config.js';
 import { StoreError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log.js';
+import { createLogger, silentLogger } from '../../../src/log.js';
 import { type SimItem, type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { diffRuns } from '../../../src/store/diff-runs.js';
 import { openStore } from '../../../src/store/open.js';
@@ -298,6 +299,72 @@ describe('writeFeeds after each complete sync', () => {
     expect(querySqlite(paths.snapshotSqlite, 'SELECT * FROM items ORDER BY id')).toEqual(
       truthById(sim).map(asSnapshotRow),
     );
+  });
+
+  /** The feeds of run `run` published afresh, from the store alone, in a directory of their own. */
+  async function freshFeeds(run: number, gzip = false): Promise<ShopPaths> {
+    const fresh = shopPaths(path.join(temp.dir, `fresh-${run}`), 'shop');
+    mkdirSync(fresh.dir, { recursive: true });
+    const store = openStore(paths.store);
+    try {
+      await publishFeeds(store, fresh, run, { gzip, log: silentLogger() });
+    } finally {
+      store.close();
+    }
+    return fresh;
+  }
+
+  /** Every table's rows of a snapshot.sqlite, in key order, without its time of writing. */
+  const snapshotRows = (file: string) =>
+    ['meta', 'run', 'items', 'shops', 'changes'].map((table) =>
+      querySqlite(file, `SELECT * FROM ${table} ORDER BY 1`).map(({ generated_at: _, ...row }) => row),
+    );
+
+  it('writes, from the published feeds and the changes, the bytes and rows a write from the store writes', async () => {
+    await sync();
+    sim.mutate({ prices: 4, quantities: 3, publish: 2, titles: 3, add: 3, remove: 2 });
+    await sync();
+    const published = statSync(paths.snapshotSqlite);
+    sim.mutate({ prices: 2, add: 1, remove: 1 });
+    await sync();
+    const fresh = await freshFeeds(3);
+    expect(readFileSync(paths.inventoryCsv)).toEqual(readFileSync(fresh.inventoryCsv));
+    expect(readFileSync(paths.changesCsv)).toEqual(readFileSync(fresh.changesCsv));
+    expect(snapshotRows(paths.snapshotSqlite)).toEqual(snapshotRows(fresh.snapshotSqlite));
+    expect(readCsvRecords(paths.inventoryCsv)).toEqual(truthById(sim).map(inventoryRecord));
+    expect(statSync(paths.snapshotSqlite).size).toBeLessThanOrEqual(published.size + 4 * 16384);
+  });
+
+  it('writes inventory.csv whole, saying why, when the published one is not what its snapshot holds', async () => {
+    const lines: string[] = [];
+    const log = createLogger('warn', { write: (line: string) => lines.push(line) });
+    await sync();
+    const published = readFileSync(paths.inventoryCsv, 'utf8');
+    const [header, first, ...rest] = published.split('\n');
+    writeFileSync(paths.inventoryCsv, [header, ...rest].join('\n'));
+    expect(first).toBeDefined();
+    sim.mutate({ quantities: 2 });
+    await runSync(findShop(config, 'shop'), { config, log });
+    expect(readCsvRecords(paths.inventoryCsv)).toEqual(truthById(sim).map(inventoryRecord));
+    expect(readFileSync(paths.inventoryCsv)).toEqual(readFileSync((await freshFeeds(2)).inventoryCsv));
+    const warned = lines.map((line) => JSON.parse(line)).filter((line) => line.level === 40);
+    expect(warned).toEqual([
+      expect.objectContaining({
+        msg: 'the published inventory.csv is not what its snapshot holds: written in full',
+        feed: paths.inventoryCsv,
+        reason: 'a record is not as written',
+      }),
+    ]);
+  });
+
+  it('writes gzipped feeds of a resync with changes whole, as a write from the store writes them', async () => {
+    await sync({ feedsGzip: true });
+    sim.mutate({ prices: 3, remove: 1 });
+    await sync({ feedsGzip: true });
+    const fresh = await freshFeeds(2, true);
+    const unzipped = (file: string) => gunzipSync(readFileSync(`${file}.gz`));
+    expect(unzipped(paths.inventoryCsv)).toEqual(unzipped(fresh.inventoryCsv));
+    expect(snapshotRows(paths.snapshotSqlite)).toEqual(snapshotRows(fresh.snapshotSqlite));
   });
 
   it('does not reuse feeds that a crash left ahead of the record of them', async () => {
