@@ -63,7 +63,11 @@ export function startStoreCheck(file: string): StoreCheck {
   const result = new Promise<StoreHealth>((resolve) => {
     const fail = (error: unknown) =>
       resolve({ status: 'failed', error: storeError(`Cannot verify store ${file}`, file, error) });
-    worker.once('message', (answer: WorkerAnswer) => resolve(health(file, answer)));
+    worker.once('message', (answer: WorkerAnswer) => {
+      // Answered, the thread only closes its connection: a sync that is done must not wait for that.
+      worker.unref();
+      resolve(health(file, answer));
+    });
     worker.once('error', fail);
     worker.once('exit', (code) => fail(new Error(`its check stopped (exit code ${code}) without an answer`)));
   });
