@@ -25,17 +25,38 @@ export function bodyDigest(bytes: Uint8Array): string {
 
 /**
  * The elements of a body known before, each as the stored version read from its very text; undefined
- * unless every one is (the body is then read in full, as any other).
+ * unless every one is (the body is then read in full, as any other). The versions come from the body's
+ * own row when the store vouches for them all (`KnownBody.versions`), else from `SentIndex` one by one.
  */
-export function knownBody({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+export function knownBody(body: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+  return body.versions && body.hashes
+    ? recordedBody(body, body.versions, body.hashes)
+    : lookedUp(body, versions);
+}
+
+/** The reference of `knownBody`: each element's version looked up by its id and text. */
+export function lookedUp({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+  const found = versions.versionsOf(ids.map((id, i) => ({ id, sent: sent[i] as number })));
   const parsed: ParsedElement[] = [];
   for (const [i, id] of ids.entries()) {
-    const textHash = sent[i] as number;
-    const unchanged = versions.versionOf(id, textHash);
+    const unchanged = found[i];
     if (unchanged === undefined) return undefined;
-    parsed.push({ json: { id }, raw: '', sent: textHash, unchanged });
+    parsed.push({ json: { id }, raw: '', sent: sent[i] as number, unchanged });
   }
   return parsed;
+}
+
+function recordedBody(
+  { ids, sent }: KnownBody,
+  versions: readonly number[],
+  hashes: readonly number[],
+): ParsedElement[] {
+  return ids.map((id, i) => ({
+    json: { id },
+    raw: '',
+    sent: sent[i] as number,
+    unchanged: { hash: hashes[i] as number, version: versions[i] as number },
+  }));
 }
 
 /**
