@@ -26,4 +26,9 @@ export interface KnownBody {
    */
   readonly versions?: readonly number[];
   readonly hashes?: readonly number[];
+  /**
+   * For a body just read in full: the version each element was known unchanged as, where it was, so
+   * that learning the body looks up only the versions of the others.
+   */
+  readonly read?: readonly (StoredVersion | undefined)[];
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { KnownBody } from '../domain/unchanged-item.js';
+import type { KnownBody, StoredVersion } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 
@@ -20,8 +20,8 @@ export class ReadBodies {
   private used = new Set<string>();
   /** Bodies used this run whose row holds no versions it can vouch for: recorded at `write`. */
   private unrecorded = new Set<string>();
-  /** Bodies that recorded no versions with the latest batch. */
-  private retry = new Set<string>();
+  /** Bodies that recorded no versions with the latest batch, with what their reading knew. */
+  private retry = new Map<string, KnownBody | undefined>();
   /** Whether the store knew no body when the run began (a first sync): nothing to look up then. */
   private readonly none: boolean;
   private readonly closed: ClosedVersions | undefined;
@@ -55,15 +55,14 @@ export class ReadBodies {
    */
   write(run: number): void {
     const s = statements(this.store.db);
-    const record = (digest: string) => s.record.get({ digest, run }) === 1;
-    const retry = new Set<string>();
+    const retry = new Map<string, KnownBody | undefined>();
     for (const [digest, elements] of this.learnt) {
       s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run);
-      if (!record(digest)) retry.add(digest);
+      if (!record(s, run, digest, elements)) retry.set(digest, elements);
     }
     for (const digest of this.used) s.use.run(run, digest);
-    for (const digest of this.unrecorded) if (!record(digest)) retry.add(digest);
-    for (const digest of this.retry) if (!retry.has(digest)) record(digest);
+    for (const digest of this.unrecorded) if (!record(s, run, digest)) retry.set(digest, undefined);
+    for (const [digest, elements] of this.retry) if (!retry.has(digest)) record(s, run, digest, elements);
     this.learnt = new Map();
     this.used = new Set();
     this.unrecorded = new Set();
@@ -71,7 +70,40 @@ export class ReadBodies {
   }
 }
 
+/**
+ * Records the versions of the body `digest` as run `run` leaves them; whether it found one for every
+ * element. A body just read (`elements.read`) looks up only the elements it did not know unchanged.
+ */
+function record(s: Statements, run: number, digest: string, elements?: KnownBody): boolean {
+  if (elements?.read === undefined) return s.record.get({ digest, run }) === 1;
+  const versions = versionsRead(s, elements, elements.read);
+  s.recordRead.run(versions ? JSON.stringify(versions) : null, run, digest);
+  return versions !== undefined;
+}
+
 type Recorded = Required<Pick<KnownBody, 'versions' | 'hashes'>>;
+
+/**
+ * A body's versions as `[versions, hashes]`: those its reading knew unchanged (of complete runs, so
+ * they change only by being closed, which `ClosedVersions` sees), the others looked up as they stand
+ * now; undefined when one has no open version read from its very text.
+ */
+function versionsRead(
+  s: Statements,
+  { ids, sent }: KnownBody,
+  read: readonly (StoredVersion | undefined)[],
+): [number[], number[]] | undefined {
+  const missing = ids.flatMap((id, i) => (read[i] === undefined ? [[i, id, sent[i]]] : []));
+  const found = new Map<number, StoredVersion>(read.flatMap((version, i) => (version ? [[i, version]] : [])));
+  if (missing.length > 0) {
+    const rows = s.openVersions.all(JSON.stringify(missing)) as [number, number, number][];
+    for (const [i, version, hash] of rows) found.set(i, { version, hash });
+  }
+  if (found.size !== ids.length) return undefined;
+  const versions = ids.map((_, i) => found.get(i)?.version as number);
+  const hashes = ids.map((_, i) => found.get(i)?.hash as number);
+  return [versions, hashes];
+}
 
 interface BodyRow {
   readonly elements: string;
@@ -88,18 +120,22 @@ class ClosedVersions {
   private constructor(
     private readonly closedAt: ReadonlyMap<number, number>,
     private readonly complete: ReadonlySet<number>,
+    /** Rows recorded at this run or before may name versions pruned since (0: none were). */
+    private readonly prunedThrough: number,
   ) {}
 
   static load(db: Database.Database): ClosedVersions {
     const s = statements(db);
     const rows = s.closedSince.all() as [number, number][];
-    return new ClosedVersions(new Map(rows), new Set(s.complete.all() as number[]));
+    const complete = s.complete.all() as number[];
+    return new ClosedVersions(new Map(rows), new Set(complete), prunedThrough(s, complete));
   }
 
   /** The row's versions, if it holds one per element and they are all still current. */
   current(row: BodyRow, count: number): Recorded | undefined {
     const recordedAt = row.versions_run;
     if (row.versions === null || recordedAt === null || !this.complete.has(recordedAt)) return undefined;
+    if (recordedAt <= this.prunedThrough) return undefined;
     const recorded = versionsIn(row.versions, count);
     if (recorded === undefined) return undefined;
     if (this.closedAt.size > 0) {
@@ -110,6 +146,21 @@ class ClosedVersions {
     }
     return recorded;
   }
+}
+
+type Statements = ReturnType<typeof statements>;
+
+/**
+ * The run up to which versions may have been pruned: pruning keeps the complete runs from one of them
+ * on, deleting the runs before it and the versions closed at it or before, so once it has pruned, the
+ * oldest complete run is that one and some run numbers below it are gone (runs are numbered from 1 and
+ * never again). A version closed at or after a row's run and pruned since is then no longer there to
+ * be seen closed.
+ */
+function prunedThrough(s: Statements, complete: readonly number[]): number {
+  const oldest = Math.min(...complete);
+  if (!Number.isFinite(oldest)) return 0;
+  return (s.runsBefore.get(oldest) as number) < oldest - 1 ? oldest : 0;
 }
 
 const statements = perConnection((db) => ({
@@ -139,6 +190,16 @@ const statements = perConnection((db) => ({
       RETURNING versions IS NOT NULL`,
     )
     .pluck(),
+  recordRead: db.prepare('UPDATE listing_bodies SET versions = ?, versions_run = ? WHERE digest = ?'),
+  /** Per `[i, id, sent]`: `[i, version, hash]` of the id's open version read from that very text. */
+  openVersions: db
+    .prepare(
+      `SELECT j.value ->> 0, v.version, v.hash
+         FROM json_each(?) j
+        CROSS JOIN item_versions v INDEXED BY item_versions_id
+        WHERE v.id = j.value ->> 1 AND v.valid_to_run IS NULL AND v.sent = j.value ->> 2`,
+    )
+    .raw(),
   closedSince: db
     .prepare(
       `SELECT version, valid_to_run FROM item_versions INDEXED BY item_versions_to
@@ -146,6 +207,7 @@ const statements = perConnection((db) => ({
     )
     .raw(),
   complete: db.prepare("SELECT run FROM runs WHERE status = 'complete'").pluck(),
+  runsBefore: db.prepare('SELECT count(*) FROM runs WHERE run < ?').pluck(),
 }));
 
 /** The elements a row holds (`[ids, sent]`), or undefined when it holds anything else. */

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KnownBody } from '../../domain/unchanged-item.js';
+import type { KnownBody, StoredVersion } from '../../domain/unchanged-item.js';
 import { type ParsedElement, readableId } from '../item/item-schema.js';
 import type { SentIndex } from '../item/known-elements.js';
 
@@ -68,6 +68,7 @@ export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody |
   if (elements.length === 0) return undefined;
   const ids: string[] = [];
   const sent: number[] = [];
+  const read: (StoredVersion | undefined)[] = [];
   for (const element of elements) {
     // Only objects have a hash of their text.
     const id = element.sent === undefined ? undefined : (element.json as { id?: unknown }).id;
@@ -75,6 +76,7 @@ export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody |
       return undefined;
     ids.push(id);
     sent.push(element.sent);
+    read.push(element.unchanged);
   }
-  return { ids, sent };
+  return { ids, sent, read };
 }
