@@ -11,9 +11,11 @@ import { perConnection } from './per-connection.js';
  *
  * A row also keeps its elements' versions as run `versions_run` wrote or matched them. They are handed
  * out (`KnownBody.versions`) only while they are provably still current: that run is complete, so its
- * versions are not discarded, and none of them was closed at it or after (`ClosedVersions`); a version
- * of a complete run never changes otherwise, and one that the run itself rewrites or drops forgets the
- * rows that name it (`forgetVersion`). Without them a body's items are looked up one by one, as before.
+ * versions are not discarded, pruning has not reached it, and none of them was closed at it or after
+ * (`ClosedVersions`); a version of a complete run never changes otherwise, and one that the run itself
+ * rewrites or drops forgets the rows that name it (`forgetVersion` in `write-items.ts`). Without them a
+ * body's items are looked up by their texts (`sent-index.ts`), the reference this path is tested
+ * against (test/properties/known-bodies-store.test.ts).
  */
 export class ReadBodies {
   private learnt = new Map<string, KnownBody>();
