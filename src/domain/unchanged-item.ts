@@ -19,4 +19,16 @@ export interface UnchangedItem extends StoredVersion {
 export interface KnownBody {
   readonly ids: readonly string[];
   readonly sent: readonly number[];
+  /**
+   * `versions[i]` is the stored version element `i` was read as, with its item hash `hashes[i]`: given
+   * only while the store knows every one of them still current, so that the body's items are known
+   * unchanged with no look-up per element.
+   */
+  readonly versions?: readonly number[];
+  readonly hashes?: readonly number[];
+  /**
+   * For a body just read in full: the version each element was known unchanged as, where it was, so
+   * that learning the body looks up only the versions of the others.
+   */
+  readonly read?: readonly (StoredVersion | undefined)[];
 }

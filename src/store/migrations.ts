@@ -295,6 +295,15 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX listing_bodies_run ON listing_bodies (run);
   `,
+  // Each listing body's elements as stored versions (`store/read-bodies.ts`): `versions` is
+  // `[[version...], [hash...]]`, one of each per element, as run `versions_run` wrote or matched them. A
+  // body received again is then known unchanged from its row alone while that run is complete and none
+  // of those versions was closed at it or after. Rows written before know no versions: their bodies are
+  // looked up element by element once more, which records them.
+  `
+  ALTER TABLE listing_bodies ADD COLUMN versions TEXT;
+  ALTER TABLE listing_bodies ADD COLUMN versions_run INTEGER;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,4 +1,5 @@
-import type { KnownBody } from '../domain/unchanged-item.js';
+import type Database from 'better-sqlite3';
+import type { KnownBody, StoredVersion } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 
@@ -7,64 +8,240 @@ import { perConnection } from './per-connection.js';
  * `src/api/listing/known-bodies.ts`): `listing_bodies`, one row a page. What a run learns and uses is
  * written with its staged pages (`write`, in their transaction); once a run completes, the bodies it
  * did not receive are dropped (`discardRunData`), so the table holds about one row per page of the shop.
+ *
+ * A row also keeps its elements' versions as run `versions_run` wrote or matched them. They are handed
+ * out (`KnownBody.versions`) only while they are provably still current: that run is complete, so its
+ * versions are not discarded, pruning has not reached it, and none of them was closed at it or after
+ * (`ClosedVersions`); a version of a complete run never changes otherwise, and one that the run itself
+ * rewrites or drops forgets the rows that name it (`forgetVersion` in `write-items.ts`). Without them a
+ * body's items are looked up by their texts (`sent-index.ts`), the reference this path is tested
+ * against (test/properties/known-bodies-store.test.ts).
  */
 export class ReadBodies {
   private learnt = new Map<string, KnownBody>();
   private used = new Set<string>();
+  /** Bodies used this run whose row holds no versions it can vouch for: recorded at `write`. */
+  private unrecorded = new Set<string>();
+  /** Bodies that recorded no versions with the latest batch, with what their reading knew. */
+  private retry = new Map<string, KnownBody | undefined>();
   /** Whether the store knew no body when the run began (a first sync): nothing to look up then. */
   private readonly none: boolean;
+  private readonly closed: ClosedVersions | undefined;
 
   constructor(private readonly store: Store) {
     this.none = statements(store.db).none.get() === 1;
+    this.closed = this.none ? undefined : ClosedVersions.load(store.db);
   }
 
   /** Undefined too for a row that does not read as elements (the body is then read, and learnt again). */
   elementsOf(digest: string): KnownBody | undefined {
     if (this.none) return undefined;
-    const text = statements(this.store.db).elements.get(digest) as string | undefined;
-    const elements = text === undefined ? undefined : elementsIn(text);
-    if (elements !== undefined) this.used.add(digest);
-    return elements;
+    const row = statements(this.store.db).elements.get(digest) as BodyRow | undefined;
+    const elements = row === undefined ? undefined : elementsIn(row.elements);
+    if (row === undefined || elements === undefined) return undefined;
+    this.used.add(digest);
+    const versions = this.closed?.current(row, elements.ids.length);
+    if (versions === undefined) this.unrecorded.add(digest);
+    return versions === undefined ? elements : { ...elements, ...versions };
   }
 
   learn(digest: string, elements: KnownBody): void {
     this.learnt.set(digest, elements);
   }
 
-  /** Writes the bodies learnt and notes the ones used as received by `run`, in the caller's transaction. */
+  /**
+   * Writes the bodies learnt and notes the ones used as received by `run`, in the caller's transaction,
+   * after the batch's items: a body's versions are recorded as they stand then. Pages read ahead may
+   * not be staged yet (their new items have no versions): a body that records none is tried once more
+   * with the next batch.
+   */
   write(run: number): void {
     const s = statements(this.store.db);
-    for (const [digest, elements] of this.learnt)
+    const retry = new Map<string, KnownBody | undefined>();
+    for (const [digest, elements] of this.learnt) {
       s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run);
+      if (!record(s, run, digest, elements)) retry.set(digest, elements);
+    }
     for (const digest of this.used) s.use.run(run, digest);
+    for (const digest of this.unrecorded) if (!record(s, run, digest)) retry.set(digest, undefined);
+    for (const [digest, elements] of this.retry) if (!retry.has(digest)) record(s, run, digest, elements);
     this.learnt = new Map();
     this.used = new Set();
+    this.unrecorded = new Set();
+    this.retry = retry;
   }
+}
+
+/**
+ * Records the versions of the body `digest` as run `run` leaves them; whether it found one for every
+ * element. A body just read (`elements.read`) looks up only the elements it did not know unchanged.
+ */
+function record(s: Statements, run: number, digest: string, elements?: KnownBody): boolean {
+  if (elements?.read === undefined) return s.record.get({ digest, run }) === 1;
+  const versions = versionsRead(s, elements, elements.read);
+  s.recordRead.run(versions ? JSON.stringify(versions) : null, run, digest);
+  return versions !== undefined;
+}
+
+type Recorded = Required<Pick<KnownBody, 'versions' | 'hashes'>>;
+
+/**
+ * A body's versions as `[versions, hashes]`: those its reading knew unchanged (of complete runs, so
+ * they change only by being closed, which `ClosedVersions` sees), the others looked up as they stand
+ * now; undefined when one has no open version read from its very text.
+ */
+function versionsRead(
+  s: Statements,
+  { ids, sent }: KnownBody,
+  read: readonly (StoredVersion | undefined)[],
+): [number[], number[]] | undefined {
+  const missing = ids.flatMap((id, i) => (read[i] === undefined ? [[i, id, sent[i]]] : []));
+  const found = new Map<number, StoredVersion>(read.flatMap((version, i) => (version ? [[i, version]] : [])));
+  if (missing.length > 0) {
+    const rows = s.openVersions.all(JSON.stringify(missing)) as [number, number, number][];
+    for (const [i, version, hash] of rows) found.set(i, { version, hash });
+  }
+  if (found.size !== ids.length) return undefined;
+  const versions = ids.map((_, i) => found.get(i)?.version as number);
+  const hashes = ids.map((_, i) => found.get(i)?.hash as number);
+  return [versions, hashes];
+}
+
+interface BodyRow {
+  readonly elements: string;
+  readonly versions: string | null;
+  readonly versions_run: number | null;
+}
+
+/**
+ * The versions closed at or after the oldest run a row's versions were recorded at, by number, with
+ * the run that closed them; and the complete runs. Loaded once per run from the index of closing runs:
+ * an unchanged resync finds none, a resync after a 1 % change about one per changed item.
+ */
+class ClosedVersions {
+  private constructor(
+    private readonly closedAt: ReadonlyMap<number, number>,
+    private readonly complete: ReadonlySet<number>,
+    /** Rows recorded at this run or before may name versions pruned since (0: none were). */
+    private readonly prunedThrough: number,
+  ) {}
+
+  static load(db: Database.Database): ClosedVersions {
+    const s = statements(db);
+    const rows = s.closedSince.all() as [number, number][];
+    const complete = s.complete.all() as number[];
+    return new ClosedVersions(new Map(rows), new Set(complete), prunedThrough(s, complete));
+  }
+
+  /** The row's versions, if it holds one per element and they are all still current. */
+  current(row: BodyRow, count: number): Recorded | undefined {
+    const recordedAt = row.versions_run;
+    if (row.versions === null || recordedAt === null || !this.complete.has(recordedAt)) return undefined;
+    if (recordedAt <= this.prunedThrough) return undefined;
+    const recorded = versionsIn(row.versions, count);
+    if (recorded === undefined) return undefined;
+    if (this.closedAt.size > 0) {
+      for (const version of recorded.versions) {
+        const closedAt = this.closedAt.get(version);
+        if (closedAt !== undefined && closedAt >= recordedAt) return undefined;
+      }
+    }
+    return recorded;
+  }
+}
+
+type Statements = ReturnType<typeof statements>;
+
+/**
+ * The run up to which versions may have been pruned: pruning keeps the complete runs from one of them
+ * on, deleting the runs before it and the versions closed at it or before, so once it has pruned, the
+ * oldest complete run is that one and some run numbers below it are gone (runs are numbered from 1 and
+ * never again). A version closed at or after a row's run and pruned since is then no longer there to
+ * be seen closed.
+ */
+function prunedThrough(s: Statements, complete: readonly number[]): number {
+  const oldest = Math.min(...complete);
+  if (!Number.isFinite(oldest)) return 0;
+  return (s.runsBefore.get(oldest) as number) < oldest - 1 ? oldest : 0;
 }
 
 const statements = perConnection((db) => ({
   none: db.prepare('SELECT NOT EXISTS (SELECT 1 FROM listing_bodies)').pluck(),
-  elements: db.prepare('SELECT elements FROM listing_bodies WHERE digest = ?').pluck(),
+  elements: db.prepare('SELECT elements, versions, versions_run FROM listing_bodies WHERE digest = ?'),
   learn: db.prepare(
     `INSERT INTO listing_bodies (digest, elements, run) VALUES (?, ?, ?)
        ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, run = excluded.run`,
   ),
   use: db.prepare('UPDATE listing_bodies SET run = ? WHERE digest = ?'),
+  /**
+   * Each element's open version read from its very text (null when there is none: the row then keeps
+   * no versions), in the elements' order.
+   */
+  record: db
+    .prepare(
+      `UPDATE listing_bodies SET versions_run = @run, versions = (
+       SELECT CASE WHEN count(e.version) = count(*)
+                   THEN json_array(json_group_array(e.version), json_group_array(e.hash)) END
+         FROM (SELECT v.version, v.hash
+                 FROM json_each(listing_bodies.elements, '$[0]') j
+                 LEFT JOIN item_versions v INDEXED BY item_versions_id
+                   ON v.id = j.value AND v.valid_to_run IS NULL
+                  AND v.sent = (listing_bodies.elements ->> ('$[1][' || j.key || ']'))
+                ORDER BY j.key) e)
+      WHERE digest = @digest
+      RETURNING versions IS NOT NULL`,
+    )
+    .pluck(),
+  recordRead: db.prepare('UPDATE listing_bodies SET versions = ?, versions_run = ? WHERE digest = ?'),
+  /** Per `[i, id, sent]`: `[i, version, hash]` of the id's open version read from that very text. */
+  openVersions: db
+    .prepare(
+      `SELECT j.value ->> 0, v.version, v.hash
+         FROM json_each(?) j
+        CROSS JOIN item_versions v INDEXED BY item_versions_id
+        WHERE v.id = j.value ->> 1 AND v.valid_to_run IS NULL AND v.sent = j.value ->> 2`,
+    )
+    .raw(),
+  closedSince: db
+    .prepare(
+      `SELECT version, valid_to_run FROM item_versions INDEXED BY item_versions_to
+        WHERE valid_to_run >= (SELECT min(versions_run) FROM listing_bodies)`,
+    )
+    .raw(),
+  complete: db.prepare("SELECT run FROM runs WHERE status = 'complete'").pluck(),
+  runsBefore: db.prepare('SELECT count(*) FROM runs WHERE run < ?').pluck(),
 }));
 
 /** The elements a row holds (`[ids, sent]`), or undefined when it holds anything else. */
 function elementsIn(text: string): KnownBody | undefined {
+  const [ids, sent] = twoArrays(text);
+  if (ids === undefined || sent === undefined || ids.length === 0 || ids.length !== sent.length)
+    return undefined;
+  const wellFormed =
+    ids.every((id) => typeof id === 'string') && sent.every((hash) => Number.isSafeInteger(hash));
+  return wellFormed ? { ids: ids as string[], sent: sent as number[] } : undefined;
+}
+
+/** The versions a row holds (`[versions, hashes]`, `count` of each), or undefined. */
+function versionsIn(text: string, count: number): Recorded | undefined {
+  const [versions, hashes] = twoArrays(text);
+  if (versions === undefined || hashes === undefined) return undefined;
+  if (versions.length !== count || hashes.length !== count) return undefined;
+  const wellFormed =
+    versions.every((version) => Number.isSafeInteger(version)) &&
+    hashes.every((hash) => Number.isSafeInteger(hash));
+  return wellFormed ? { versions: versions as number[], hashes: hashes as number[] } : undefined;
+}
+
+/** The two arrays a JSON text `[a, b]` holds; undefined in place of either that is not one. */
+function twoArrays(text: string): [unknown[] | undefined, unknown[] | undefined] {
   let row: unknown;
   try {
     row = JSON.parse(text);
   } catch (error) {
-    if (error instanceof SyntaxError) return undefined;
+    if (error instanceof SyntaxError) return [undefined, undefined];
     throw error;
   }
-  const [ids, sent] = Array.isArray(row) ? (row as unknown[]) : [];
-  if (!Array.isArray(ids) || !Array.isArray(sent) || ids.length === 0 || ids.length !== sent.length)
-    return undefined;
-  const wellFormed =
-    ids.every((id) => typeof id === 'string') && sent.every((hash) => Number.isSafeInteger(hash));
-  return wellFormed ? { ids, sent } : undefined;
+  const [a, b] = Array.isArray(row) ? (row as unknown[]) : [];
+  return [Array.isArray(a) ? a : undefined, Array.isArray(b) ? b : undefined];
 }

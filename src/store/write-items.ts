@@ -174,17 +174,25 @@ function writeChanged(s: Statements, run: number, entries: readonly Hashed[]): n
     if (mine?.hash === hash) continue;
     if (current?.hash === hash) {
       if (current.closed) s.reopen.run(current.version);
-      if (mine !== undefined) s.drop.run(mine.version);
+      if (mine !== undefined) dropMine(s, run, mine.version);
       if (!current.matched) s.match.run(run, `[${current.version}]`);
       continue;
     }
     if (item === undefined) throw new Error(`item ${id} was read as unchanged but its version is gone`);
     if (current !== undefined && !current.closed) s.close.run(run, current.version);
     if (current?.matched) s.unmatch.run(run, current.version);
-    if (mine !== undefined) s.replace.run(...itemValues(item, hash).slice(1), sent ?? null, mine.version);
-    else s.insert.run(run, ...itemValues(item, hash), sent ?? null);
+    if (mine !== undefined) {
+      s.replace.run(...itemValues(item, hash).slice(1), sent ?? null, mine.version);
+      s.forgetVersion.run({ run, version: mine.version });
+    } else s.insert.run(run, ...itemValues(item, hash), sent ?? null);
   }
   return fresh;
+}
+
+/** Drops a version the run wrote; its number may be written again, so no listing body may name it. */
+function dropMine(s: Statements, run: number, version: number): void {
+  s.drop.run(version);
+  s.forgetVersion.run({ run, version });
 }
 
 /** One id as the batch read it last: its values (none when known unchanged from its text), their
@@ -235,6 +243,11 @@ interface Statements {
   readonly unmatch: Database.Statement;
   /** Per [version, sent] pair: the text the version was read from, where it did not know it. */
   readonly learnSent: Database.Statement;
+  /**
+   * The listing bodies the run recorded with a version it has since rewritten or dropped no longer know
+   * their versions (`store/read-bodies.ts`): they are looked up element by element next time.
+   */
+  readonly forgetVersion: Database.Statement;
 }
 
 /** Prepared once per connection: a batch is written with the same few statements every time. */
@@ -273,6 +286,10 @@ const statements = perConnection((db): Statements => {
     learnSent: db.prepare(
       `UPDATE item_versions SET sent = j.value ->> 1 FROM json_each(?) j
         WHERE item_versions.version = j.value ->> 0 AND item_versions.sent IS NULL`,
+    ),
+    forgetVersion: db.prepare(
+      `UPDATE listing_bodies SET versions = NULL
+        WHERE versions_run = @run AND EXISTS (SELECT 1 FROM json_each(versions, '$[0]') WHERE value = @version)`,
     ),
   };
 });

@@ -7,8 +7,11 @@ import { diffRuns } from '../../src/store/diff-runs.js';
 import { ITEM_COLUMNS, itemHash, rowToItem } from '../../src/store/item-row.js';
 import { SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { beginRun, getRun, listRuns } from '../../src/store/run-records.js';
+import { ReadBodies } from '../../src/store/read-bodies.js';
+import { beginRun, discardUnfinishedRuns, getRun, listRuns } from '../../src/store/run-records.js';
+import { SentVersions } from '../../src/store/sent-index.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
+import { stagePages } from '../../src/store/staging.js';
 import { tempDir } from './fixtures.js';
 
 let temp: ReturnType<typeof tempDir>;
@@ -112,6 +115,39 @@ describe.each(EARLIER_VERSIONS)('a store written by schema version %i', (version
       [3, 'c', 'Item c v2'],
       [3, 'd', 'Item d'],
     ]);
+    store.close();
+  });
+});
+
+describe('a store written by schema version 9', () => {
+  it("knows its listing bodies' items one by one until a run that receives them records their versions", async () => {
+    const store = openStore(storeOfVersion(9));
+    const { run } = beginRun(store, {
+      query: 'test',
+      resumeWindowMinutes: 0,
+      now: new Date('2026-11-23T00:10:00.000Z'),
+    });
+    await discardUnfinishedRuns(store, run);
+    const bodies = new ReadBodies(store);
+    expect(bodies.elementsOf('page-1')).toEqual({ ids: ['a', 'c'], sent: [11, 12] });
+    const [a, c] = (await SentVersions.load(store, run)).versionsOf([
+      { id: 'a', sent: 11 },
+      { id: 'c', sent: 12 },
+    ]);
+    if (a === undefined || c === undefined) throw new Error('the texts of a and c were not kept');
+    const unchanged = [
+      { id: 'a', ...a },
+      { id: 'c', ...c },
+    ];
+    stagePages(store, run, [{ page: 1, items: [], invalid: [], unchanged }], () => undefined, { bodies });
+    commitRun(store, run, () => undefined);
+    expect(snapshot(store, run)).toEqual(snapshot(store, 2));
+    expect(new ReadBodies(store).elementsOf('page-1')).toEqual({
+      ids: ['a', 'c'],
+      sent: [11, 12],
+      versions: [a.version, c.version],
+      hashes: [a.hash, c.hash],
+    });
     store.close();
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
 import { ReadBodies } from '../../src/store/read-bodies.js';
-import { beginRun, discardRunData } from '../../src/store/run-records.js';
+import { beginRun, discardRunData, discardUnfinishedRuns } from '../../src/store/run-records.js';
 import { stagePages } from '../../src/store/staging.js';
 import { makeItem, openTempStore, tempDir } from './fixtures.js';
 
@@ -82,5 +82,62 @@ describe('the listing bodies a store has read', () => {
     again.learn('page-1', elements('a', 'b'));
     await completeRun(again);
     expect(new ReadBodies(store).elementsOf('page-1')).toEqual(elements('a', 'b'));
+  });
+});
+
+describe("a listing body's versions", () => {
+  /** A run that reads `a` (quantity `quantity`, text `sent`) on the page `digest`, learning it if new. */
+  async function readA(quantity: number, sent: number, options: { complete?: boolean } = {}) {
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    await discardUnfinishedRuns(store, run);
+    const bodies = new ReadBodies(store);
+    const known = bodies.elementsOf('page-1');
+    if (known === undefined) bodies.learn('page-1', { ids: ['a'], sent: [sent] });
+    const items = [makeItem('a', { quantity })];
+    stagePages(store, run, [{ page: 1, items, invalid: [], sent: [sent] }], () => undefined, { bodies });
+    if (options.complete !== false) commitRun(store, run, () => undefined);
+    return { run, known };
+  }
+  const versionOfA = () =>
+    store.db
+      .prepare('SELECT version FROM item_versions WHERE id = ? AND valid_to_run IS NULL')
+      .pluck()
+      .get('a');
+
+  it('are vouched for once the run that wrote them is complete, and not while it is unfinished', async () => {
+    await readA(1, 7, { complete: false });
+    expect((await readA(1, 7)).known?.versions).toBeUndefined();
+    const { known } = await readA(1, 7);
+    expect(known).toMatchObject({ ids: ['a'], sent: [7], versions: [versionOfA()] });
+  });
+
+  it('are not vouched for once one of them was closed, even if the item is back to the same text', async () => {
+    await readA(1, 7);
+    await readA(2, 8);
+    expect((await readA(1, 7)).known?.versions).toBeUndefined();
+  });
+
+  it('are forgotten when the run that wrote them reads the item otherwise in a later batch', async () => {
+    await readA(1, 7);
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const bodies = new ReadBodies(store);
+    bodies.learn('page-2', { ids: ['b'], sent: [9] });
+    const page = (quantity: number) => ({
+      page: 1,
+      items: [makeItem('b', { quantity })],
+      invalid: [],
+      sent: [9],
+    });
+    stagePages(store, run, [page(1)], () => undefined, { bodies });
+    const recorded = () =>
+      store.db
+        .prepare("SELECT versions IS NOT NULL FROM listing_bodies WHERE digest = 'page-2'")
+        .pluck()
+        .get();
+    expect(recorded()).toBe(1);
+    stagePages(store, run, [page(2)], () => undefined, { bodies });
+    expect(recorded()).toBe(0);
+    commitRun(store, run, () => undefined);
+    expect(new ReadBodies(store).elementsOf('page-2')).toEqual({ ids: ['b'], sent: [9] });
   });
 });

@@ -17,33 +17,36 @@ function commitRunOf(count: number, unknown: number): void {
 }
 
 describe('the texts of the current versions', () => {
-  it('loads every version that knows its text, however many slices it takes', async () => {
+  it("are found per page, in the page's order, for the elements sent as their version's very text", async () => {
     commitRunOf(12_001, 7);
     const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
     const index = await SentVersions.load(sandbox.store, run);
-    const found = Array.from({ length: 12_001 }, (_, i) => index.versionOf(`item-${i}`, i) !== undefined);
-    expect(found.filter((known) => !known)).toHaveLength(1);
-    expect(found[7]).toBe(false);
-    expect(index.versionOf('item-0', 1)).toBeUndefined();
-    expect(index.versionOf('item-0', 0)).toMatchObject({
-      version: expect.any(Number),
-      hash: expect.any(Number),
-    });
+    const page = Array.from({ length: 12_001 }, (_, i) => ({ id: `item-${12_000 - i}`, sent: 12_000 - i }));
+    const found = index.versionsOf(page);
+    expect(found).toHaveLength(12_001);
+    expect(found.filter((version) => version === undefined)).toHaveLength(1);
+    expect(found[12_000 - 7]).toBeUndefined();
+    expect(found[0]).toMatchObject({ version: expect.any(Number), hash: expect.any(Number) });
+    const again = index.versionsOf([
+      { id: 'item-0', sent: 1 },
+      { id: 'item-99999', sent: 0 },
+      { id: 'item-0', sent: 0 },
+    ]);
+    expect(again).toEqual([undefined, undefined, found[12_000]]);
   });
 
-  it('loads no more than its limit, by id, and finds the versions of the ids after it in the store', async () => {
-    commitRunOf(12_001, 11_000);
+  it("are not the versions of the run itself, nor of an id's closed versions", async () => {
+    commitRunOf(3, -1);
     const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
-    const bounded = await SentVersions.load(sandbox.store, run, 6_000);
-    const whole = await SentVersions.load(sandbox.store, run);
-    // Whole slices of 5,000: the limit is reached within the second.
-    expect(bounded.size).toBe(10_000);
-    const ids = Array.from({ length: 12_001 }, (_, i) => `item-${i}`);
-    for (const [i, id] of ids.entries()) {
-      expect(bounded.versionOf(id, i)).toEqual(whole.versionOf(id, i));
-      expect(bounded.versionOf(id, i + 1)).toBeUndefined();
-    }
-    expect(ids.filter((id, i) => bounded.versionOf(id, i) !== undefined)).toHaveLength(12_000);
-    expect(bounded.versionOf('item-99999', 0)).toBeUndefined();
+    const changed = makeItem('item-1', { quantity: 99 });
+    stagePages(
+      sandbox.store,
+      run,
+      [{ page: 1, items: [changed, makeItem('item-9')], invalid: [], sent: [1, 9] }],
+      () => undefined,
+    );
+    const index = await SentVersions.load(sandbox.store, run);
+    const found = index.versionsOf([0, 1, 9].map((i) => ({ id: `item-${i}`, sent: i })));
+    expect(found.map((version) => version !== undefined)).toEqual([true, false, false]);
   });
 });

@@ -3,10 +3,19 @@ import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js'
 import { elementSources, objectSource } from './json-source.js';
 import { sentElements } from './sent-text.js';
 
+/** An element of a page as `SentIndex` is asked about it: its id and the hash of its text as sent. */
+export interface SentElement {
+  readonly id: string;
+  readonly sent: number;
+}
+
 /** What a store knows of the texts its current versions were read from. */
 export interface SentIndex {
-  /** The current version of `id` when it was read from text hashing as `sent`. */
-  versionOf(id: string, sent: number): StoredVersion | undefined;
+  /**
+   * For each of a page's elements, in order, the current version of its id when it was read from text
+   * hashing as its `sent`: asked once per page.
+   */
+  versionsOf(elements: readonly SentElement[]): (StoredVersion | undefined)[];
 }
 
 /**
@@ -24,11 +33,18 @@ export function knownElements(
 ): ParsedElement[] | undefined {
   const spans = sentElements(text);
   if (spans.length !== json.length) return undefined;
-  const versions = spans.map(({ sent }, i) => {
+  const asked: SentElement[] = [];
+  const at: number[] = [];
+  for (const [i, { sent }] of spans.entries()) {
     const value = json[i];
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
-    return sent !== undefined && typeof id === 'string' ? index.versionOf(id, sent) : undefined;
-  });
+    if (sent === undefined || typeof id !== 'string') continue;
+    asked.push({ id, sent });
+    at.push(i);
+  }
+  const versions: (StoredVersion | undefined)[] = spans.map(() => undefined);
+  const found = asked.length > 0 ? index.versionsOf(asked) : [];
+  for (const [k, version] of found.entries()) versions[at[k] as number] = version;
   // A page the store knows nothing of (a first sync's) is scanned in one pass, as without an index.
   const sources = versions.some((version) => version !== undefined)
     ? undefined

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KnownBody } from '../../domain/unchanged-item.js';
+import type { KnownBody, StoredVersion } from '../../domain/unchanged-item.js';
 import { type ParsedElement, readableId } from '../item/item-schema.js';
 import type { SentIndex } from '../item/known-elements.js';
 
@@ -25,17 +25,38 @@ export function bodyDigest(bytes: Uint8Array): string {
 
 /**
  * The elements of a body known before, each as the stored version read from its very text; undefined
- * unless every one is (the body is then read in full, as any other).
+ * unless every one is (the body is then read in full, as any other). The versions come from the body's
+ * own row when the store vouches for them all (`KnownBody.versions`), else from `SentIndex` one by one.
  */
-export function knownBody({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+export function knownBody(body: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+  return body.versions && body.hashes
+    ? recordedBody(body, body.versions, body.hashes)
+    : lookedUp(body, versions);
+}
+
+/** The reference of `knownBody`: each element's version looked up by its id and text. */
+export function lookedUp({ ids, sent }: KnownBody, versions: SentIndex): ParsedElement[] | undefined {
+  const found = versions.versionsOf(ids.map((id, i) => ({ id, sent: sent[i] as number })));
   const parsed: ParsedElement[] = [];
   for (const [i, id] of ids.entries()) {
-    const textHash = sent[i] as number;
-    const unchanged = versions.versionOf(id, textHash);
+    const unchanged = found[i];
     if (unchanged === undefined) return undefined;
-    parsed.push({ json: { id }, raw: '', sent: textHash, unchanged });
+    parsed.push({ json: { id }, raw: '', sent: sent[i] as number, unchanged });
   }
   return parsed;
+}
+
+function recordedBody(
+  { ids, sent }: KnownBody,
+  versions: readonly number[],
+  hashes: readonly number[],
+): ParsedElement[] {
+  return ids.map((id, i) => ({
+    json: { id },
+    raw: '',
+    sent: sent[i] as number,
+    unchanged: { hash: hashes[i] as number, version: versions[i] as number },
+  }));
 }
 
 /**
@@ -47,6 +68,7 @@ export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody |
   if (elements.length === 0) return undefined;
   const ids: string[] = [];
   const sent: number[] = [];
+  const read: (StoredVersion | undefined)[] = [];
   for (const element of elements) {
     // Only objects have a hash of their text.
     const id = element.sent === undefined ? undefined : (element.json as { id?: unknown }).id;
@@ -54,6 +76,7 @@ export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody |
       return undefined;
     ids.push(id);
     sent.push(element.sent);
+    read.push(element.unchanged);
   }
-  return { ids, sent };
+  return { ids, sent, read };
 }

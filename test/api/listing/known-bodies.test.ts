@@ -30,8 +30,10 @@ const response = (bytes: Uint8Array) => new ReceivedResponse(200, {}, bytes);
 function versionsOf(known: ReadonlyMap<string, number>): SentIndex {
   const order = [...known.keys()];
   return {
-    versionOf: (id, sent) =>
-      known.get(id) === sent ? { hash: 1000 + order.indexOf(id), version: order.indexOf(id) } : undefined,
+    versionsOf: (elements) =>
+      elements.map(({ id, sent }) =>
+        known.get(id) === sent ? { hash: 1000 + order.indexOf(id), version: order.indexOf(id) } : undefined,
+      ),
   };
 }
 
