@@ -14,7 +14,7 @@ import { normaliseItem } from './item/item-schema.js';
 import type { SentIndex } from './item/known-elements.js';
 import type { ListingCheckpoint } from './listing/checkpoint.js';
 import type { KnownBodies } from './listing/known-bodies.js';
-import { idsBeforeFirst, NO_PAGE_BEFORE_FIRST, PAGE_BEFORE_FIRST } from './listing/listing-start.js';
+import { idsListed, NO_SUCH_PAGE } from './listing/listing-start.js';
 import {
   type ListingBodyContext,
   PAST_END_STATUSES,
@@ -139,7 +139,7 @@ export class MarketplaceClient {
       resume,
       maxInFlight: maxInFlight ?? this.maxInFlight,
       maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
-      beforeFirst: (window, request) => this.pageBeforeFirst(listing, window, request),
+      pageIds: (page, perPage) => this.pageIds(listing, page, perPage),
     });
   }
 
@@ -168,19 +168,17 @@ export class MarketplaceClient {
     });
   }
 
-  /** What page 0 lists at `window`'s size (see `provedStart`). */
-  private async pageBeforeFirst(
+  /** The ids `page` lists at `perPage` a page (see `ListingStart`). */
+  private async pageIds(
     listing: ListingQuery,
-    window: ListingWindow,
-    request: PageRequest,
+    page: number,
+    perPage: number,
   ): Promise<{ ids: readonly string[]; shown: string }> {
-    const path = listingPath({ ...listing, perPage: window.perPage }, PAGE_BEFORE_FIRST);
+    const path = listingPath({ ...listing, perPage }, page);
     const shown = `GET ${sanitizeUrl(path)}`;
     const ids = await this.requests.get(path, {
-      signal: request.signal,
-      accept: NO_PAGE_BEFORE_FIRST,
-      pushedBack: request.pushedBack,
-      read: (response) => idsBeforeFirst(response, shown),
+      accept: NO_SUCH_PAGE,
+      read: (response) => idsListed(response, shown),
     });
     return { ids, shown };
   }

@@ -2,23 +2,22 @@ import { ProtocolError } from '../../errors.js';
 import type { HttpResponse } from '../http/response.js';
 import { readableId } from '../item/item-schema.js';
 import { parseJsonBody } from './page-body.js';
-import { receivedOf } from './page-readings.js';
-import type { FetchBeforeFirst, FetchWindow } from './paginator.js';
+import type { FetchPageIds, FetchWindow } from './paginator.js';
 
 /** The page asked for to prove that page 1 starts the listing. */
-export const PAGE_BEFORE_FIRST = 0;
+const PAGE_BEFORE_FIRST = 0;
 
 /**
  * Answers to `page=0` that say there is no such page. The spec shows none; Django REST Framework and
  * Flask answer 404, others 400 or 422, and a server that turns page 0 into a negative offset fails with
  * 500. A marketplace that numbers its pages from 0 serves page 0 as its first page, so a 500 there
- * right after page 1 was served is the server refusing the page, not an outage hiding it.
+ * right after its other pages were served is the server refusing the page, not an outage hiding it.
  */
-export const NO_PAGE_BEFORE_FIRST: readonly number[] = [204, 400, 404, 410, 416, 422, 500];
+export const NO_SUCH_PAGE: readonly number[] = [204, 400, 404, 410, 416, 422, 500];
 
-/** The ids of the items a `page=0` answer lists: none for a status of `NO_PAGE_BEFORE_FIRST`, an empty
- * body, or JSON that is not a list. */
-export function idsBeforeFirst(response: HttpResponse, shown: string): string[] {
+/** The ids of the items an answer lists: none for a status of `NO_SUCH_PAGE`, an empty body, or JSON
+ * that is not a list. */
+export function idsListed(response: HttpResponse, shown: string): string[] {
   if (response.status !== 200 || response.body.trim() === '') return [];
   const json = parseJsonBody(response, shown);
   if (!Array.isArray(json)) return [];
@@ -28,37 +27,34 @@ export function idsBeforeFirst(response: HttpResponse, shown: string): string[] 
 /**
  * The proof that page 1 starts the listing. The spec shows no base for `page`: a marketplace that
  * numbers its pages from 0 answers page 1 with its second page, and the listing then reads as complete
- * without its first items. So once page 1 is read, page 0 at the same size is asked for too. It may
+ * without its first items. So once the listing is read, page 0 is asked for at page 1's size. It may
  * list nothing, page 1 again (a server that clamps `page`), or any other page of the listing (Django's
- * `Paginator.get_page` serves the last page for page 0): every item it lists must be read by the end.
+ * `Paginator.get_page` serves the last page for page 0): every item it lists must have been read, or be
+ * on page 1 asked right after it (an item listed since the reading passed page 1 is the next run's).
+ * Asked after the reading, not beside it, it neither delays nor moves what the reading proves.
  */
 export class ListingStart {
-  /** Items page 0 listed that page 1 did not, with the request that listed them. */
-  private readonly owed = new Map<string, string>();
+  /** The size page 1 was first asked at, once it has been. */
+  private firstPerPage: number | undefined;
 
-  private asked = false;
+  constructor(private readonly pageIds: FetchPageIds) {}
 
-  constructor(private readonly before: FetchBeforeFirst) {}
-
-  /** `fetch`, with page 0 asked for after the first answer to page 1: how a server numbers its pages
-   * does not change within one reading. */
+  /** `fetch`, noting the size of the first request for page 1. */
   watch(fetch: FetchWindow): FetchWindow {
-    return async (window, request) => {
-      const raw = await fetch(window, request);
-      if (window.start !== 0 || this.asked) return raw;
-      this.asked = true;
-      const { ids, shown } = await this.before(window, request);
-      const first = new Set(receivedOf(raw).map((received) => received.id));
-      for (const id of ids) if (!first.has(id)) this.owed.set(id, shown);
-      return raw;
+    return (window, request) => {
+      if (window.start === 0 && this.firstPerPage === undefined) this.firstPerPage = window.perPage;
+      return fetch(window, request);
     };
   }
 
   /** Once the listing is read (`seen`: every id it yielded): fails unless it held page 0's items. */
-  settle(seen: ReadonlySet<string>): void {
-    for (const [id, shown] of this.owed) {
-      if (!seen.has(id)) throw numberedFromZero(shown);
-    }
+  async settle(seen: ReadonlySet<string>): Promise<void> {
+    if (this.firstPerPage === undefined) return;
+    const zero = await this.pageIds(PAGE_BEFORE_FIRST, this.firstPerPage);
+    const unread = zero.ids.filter((id) => !seen.has(id));
+    if (unread.length === 0) return;
+    const first = new Set((await this.pageIds(1, this.firstPerPage)).ids);
+    if (unread.some((id) => !first.has(id))) throw numberedFromZero(zero.shown);
   }
 }
 

@@ -7,10 +7,11 @@ import type { ListingWindow } from './window.js';
 /** What a paginator asks the client for: the answer to one window of the listing. */
 export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
 
-/** What `page=0` lists (`ids`), asked as `shown`, at the size of `window` (page 1). */
-export type FetchBeforeFirst = (
-  window: ListingWindow,
-  request: PageRequest,
+/** The ids page `page` lists at `perPage` items a page, asked as `shown`; none where the server says there
+ * is no such page (see `ListingStart`). */
+export type FetchPageIds = (
+  page: number,
+  perPage: number,
 ) => Promise<{ readonly ids: readonly string[]; readonly shown: string }>;
 
 export interface ListingReadOptions {
@@ -21,8 +22,8 @@ export interface ListingReadOptions {
   readonly maxRequests: number;
   /** Where an interrupted run's reading stopped. */
   readonly resume?: ListingCheckpoint;
-  /** What page 0 lists: when given, page 1 is proved to start the listing (`ListingStart`). */
-  readonly beforeFirst?: FetchBeforeFirst;
+  /** What a page lists: when given, page 1 is proved to start the listing (`ListingStart`). */
+  readonly pageIds?: FetchPageIds;
 }
 
 /**

@@ -20,7 +20,7 @@ const PAGINATORS: readonly Paginator[] = [readProved, readInPasses];
 /**
  * Every item listed from the first request to the last (see the paginators). A paginator that gives
  * up hands over to the next, which yields only what was not yet yielded (an item without an id cannot
- * be matched, and is yielded as each paginator reads it). With `beforeFirst`, the reading fails at its
+ * be matched, and is yielded as each paginator reads it). With `pageIds`, the reading fails at its
  * end unless page 1 was proved to start the listing (`ListingStart`).
  */
 export async function* readListing(
@@ -30,7 +30,7 @@ export async function* readListing(
   let pages = 0;
   const seen = new Set<string>();
   const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
-  const start = options.beforeFirst && new ListingStart(options.beforeFirst);
+  const start = options.pageIds && new ListingStart(options.pageIds);
   const watched = start ? start.watch(fetch) : fetch;
   for (const paginator of PAGINATORS) {
     try {
@@ -38,7 +38,7 @@ export async function* readListing(
         pages += 1;
         yield { ...page, page: pages, ...keptItems(page, isNew) };
       }
-      start?.settle(seen);
+      await start?.settle(seen);
       return;
     } catch (error) {
       if (!(error instanceof WindowsMisaligned)) throw error;
