@@ -40,6 +40,20 @@ export const CREDENTIALS = {
   password: 'owner password/value',
 } as const;
 
+/** The environment of a CLI that syncs the shop `shop` from `baseUrl` into `dataDir`, quietly. */
+export function scriptedShopEnv(baseUrl: string, dataDir: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    MARKETPLACE_BASE_URL: baseUrl,
+    MARKETPLACE_CLIENT_ID: CREDENTIALS.clientId,
+    MARKETPLACE_CLIENT_SECRET: CREDENTIALS.clientSecret,
+    MARKETPLACE_USERNAME: CREDENTIALS.username,
+    MARKETPLACE_PASSWORD: CREDENTIALS.password,
+    SHOP_NAME: 'shop',
+    LOG_LEVEL: 'silent',
+  };
+}
+
 export async function startScripted(
   answer: (request: ScriptedRequest) => ScriptedAnswer | Promise<ScriptedAnswer>,
 ): Promise<ScriptedServer> {

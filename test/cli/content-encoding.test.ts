@@ -3,12 +3,12 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopPaths } from '../../src/store/paths.js';
 import {
-  CREDENTIALS,
   issuedToken,
   type ScriptedAnswer,
   type ScriptedRequest,
   type ScriptedServer,
   sampleItem,
+  scriptedShopEnv,
   startScripted,
 } from '../api/scripted-server.js';
 import { runCli } from '../helpers/cli.js';
@@ -39,16 +39,7 @@ function answer(request: ScriptedRequest): ScriptedAnswer {
 beforeAll(async () => {
   server = await startScripted(answer);
   temp = tempDir('shop-sync-content-encoding-');
-  env = {
-    DATA_DIR: temp.dir,
-    MARKETPLACE_BASE_URL: server.baseUrl,
-    MARKETPLACE_CLIENT_ID: CREDENTIALS.clientId,
-    MARKETPLACE_CLIENT_SECRET: CREDENTIALS.clientSecret,
-    MARKETPLACE_USERNAME: CREDENTIALS.username,
-    MARKETPLACE_PASSWORD: CREDENTIALS.password,
-    SHOP_NAME: 'shop',
-    LOG_LEVEL: 'silent',
-  };
+  env = scriptedShopEnv(server.baseUrl, temp.dir);
 });
 afterAll(async () => {
   await server.close();

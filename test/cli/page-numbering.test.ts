@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shopPaths } from '../../src/store/paths.js';
 import {
-  CREDENTIALS,
   issuedToken,
   type ScriptedAnswer,
   type ScriptedRequest,
   type ScriptedServer,
   sampleItem,
+  scriptedShopEnv,
   startScripted,
 } from '../api/scripted-server.js';
 import { runCli } from '../helpers/cli.js';
@@ -50,16 +50,7 @@ const catalogue = (count: number) => Array.from({ length: count }, (_, i) => `it
 beforeAll(async () => {
   server = await startScripted(answer);
   temp = tempDir('shop-sync-page-numbering-');
-  env = {
-    DATA_DIR: temp.dir,
-    MARKETPLACE_BASE_URL: server.baseUrl,
-    MARKETPLACE_CLIENT_ID: CREDENTIALS.clientId,
-    MARKETPLACE_CLIENT_SECRET: CREDENTIALS.clientSecret,
-    MARKETPLACE_USERNAME: CREDENTIALS.username,
-    MARKETPLACE_PASSWORD: CREDENTIALS.password,
-    SHOP_NAME: 'shop',
-    LOG_LEVEL: 'silent',
-  };
+  env = scriptedShopEnv(server.baseUrl, temp.dir);
 });
 afterAll(async () => {
   await server.close();
