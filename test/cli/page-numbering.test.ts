@@ -88,6 +88,24 @@ describe('a marketplace that numbers its pages from 0', () => {
     expect(Buffer.from((await runCli(['export'], env)).stdout)).toEqual(before);
   });
 
+  it('fails again when the next sync resumes the failed run', async () => {
+    ids = catalogue(250);
+    firstPage = 0;
+    const latest = async () =>
+      (
+        JSON.parse((await runCli(['runs', '--json'], env)).stdout) as { status: string; attempts: number }[]
+      ).at(-1);
+    const first = await runCli(['sync', '--json'], env);
+    const attempts = (await latest())?.attempts ?? 0;
+    const resumed = await runCli(['sync', '--json'], env);
+    for (const result of [first, resumed]) {
+      expect(result.stderr).toBe(`shop-sync: ${SENTENCE}\n`);
+      expect(result.code).toBe(1);
+    }
+    expect(await latest()).toMatchObject({ status: 'failed', attempts: attempts + 1 });
+    expect(readFileSync(shopPaths(temp.dir, 'shop').inventoryCsv)).toEqual(before);
+  });
+
   it('syncs again, reporting nothing changed, once it numbers its pages from 1 again', async () => {
     ids = catalogue(250);
     firstPage = 1;
