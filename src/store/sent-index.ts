@@ -11,15 +11,11 @@ import { perConnection } from './per-connection.js';
  * 250,000 left the rest to one query per id, ~3.5 s).
  */
 export class SentVersions {
-  private constructor(
+  /** Asks about the open versions of complete runs before `run` that know their text. */
+  constructor(
     private readonly store: Store,
     private readonly run: number,
   ) {}
-
-  /** The open versions of complete runs before `run` that know their text. */
-  static async load(store: Store, run: number): Promise<SentVersions> {
-    return new SentVersions(store, run);
-  }
 
   versionsOf(
     elements: readonly { readonly id: string; readonly sent: number }[],

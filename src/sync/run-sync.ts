@@ -258,7 +258,7 @@ async function completeRun(
       bodies,
     );
     const reading = new ReadingWatch(store, start.run, deps, log);
-    const known = await SentVersions.load(store, start.run);
+    const known = new SentVersions(store, start.run);
     await stageListing(
       client.readItems({ ...query, resume: parseCheckpoint(start.checkpoint), known, bodies }),
       batch,

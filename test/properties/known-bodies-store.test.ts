@@ -46,7 +46,7 @@ const digestOf = (elements: Page) => JSON.stringify(elements);
 /** One run as the reader and staging do it; returns what the run read last of each id. */
 async function readRun(store: Store, run: number, pages: readonly Page[], batchPages: number) {
   const bodies = new ReadBodies(store);
-  const index = await SentVersions.load(store, run);
+  const index = new SentVersions(store, run);
   const batch = new StagingBatch(
     store,
     run,

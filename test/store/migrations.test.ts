@@ -130,7 +130,7 @@ describe('a store written by schema version 9', () => {
     await discardUnfinishedRuns(store, run);
     const bodies = new ReadBodies(store);
     expect(bodies.elementsOf('page-1')).toEqual({ ids: ['a', 'c'], sent: [11, 12] });
-    const [a, c] = (await SentVersions.load(store, run)).versionsOf([
+    const [a, c] = new SentVersions(store, run).versionsOf([
       { id: 'a', sent: 11 },
       { id: 'c', sent: 12 },
     ]);

@@ -20,7 +20,7 @@ describe('the texts of the current versions', () => {
   it("are found per page, in the page's order, for the elements sent as their version's very text", async () => {
     commitRunOf(12_001, 7);
     const { run } = beginRun(sandbox.store, { query: 'q', resumeWindowMinutes: 0 });
-    const index = await SentVersions.load(sandbox.store, run);
+    const index = new SentVersions(sandbox.store, run);
     const page = Array.from({ length: 12_001 }, (_, i) => ({ id: `item-${12_000 - i}`, sent: 12_000 - i }));
     const found = index.versionsOf(page);
     expect(found).toHaveLength(12_001);
@@ -45,7 +45,7 @@ describe('the texts of the current versions', () => {
       [{ page: 1, items: [changed, makeItem('item-9')], invalid: [], sent: [1, 9] }],
       () => undefined,
     );
-    const index = await SentVersions.load(sandbox.store, run);
+    const index = new SentVersions(sandbox.store, run);
     const found = index.versionsOf([0, 1, 9].map((i) => ({ id: `item-${i}`, sent: i })));
     expect(found.map((version) => version !== undefined)).toEqual([true, false, false]);
   });

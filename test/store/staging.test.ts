@@ -105,7 +105,7 @@ describe('items known unchanged from their text', () => {
     );
     commitRun(store, run, () => undefined);
     run = beginRun(store, { query: 'q', resumeWindowMinutes: 60 }).run;
-    const [version] = (await SentVersions.load(store, run)).versionsOf([{ id: 'a', sent: 7 }]);
+    const [version] = new SentVersions(store, run).versionsOf([{ id: 'a', sent: 7 }]);
     if (version === undefined) throw new Error('the text of a was not kept');
     return version;
   }
