@@ -128,6 +128,16 @@ export class MarketplaceClient {
     });
   }
 
+  /** The marketplace's origin (scheme, host and port of the base URL): what a store remembers answered. */
+  get origin(): string {
+    return this.http.baseUrl.origin;
+  }
+
+  /** The store shows this origin answered the shop before: failing to reach it is an outage from the first request. */
+  knownToAnswer(): void {
+    this.http.knownToAnswer();
+  }
+
   /** Every item listed from the first request to the confirmed end; see `readListing` for the
    * guarantees. Up to `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {

@@ -304,6 +304,14 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE listing_bodies ADD COLUMN versions TEXT;
   ALTER TABLE listing_bodies ADD COLUMN versions_run INTEGER;
   `,
+  // The origins of the base URLs that gave this shop a complete run (`store/answered-origins.ts`): once
+  // one has, failing to reach it is an outage, not a wrong setting.
+  `
+  CREATE TABLE answered_origins (
+    origin TEXT PRIMARY KEY,
+    run INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

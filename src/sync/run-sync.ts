@@ -4,6 +4,7 @@ import type { ShopConfig } from '../config/app-config.js';
 import { requireConnection } from '../config/app-config.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { answeredBefore, recordAnswered } from '../store/answered-origins.js';
 import { type CheckPlan, markChecked, takeCheckMark } from '../store/check-mark.js';
 import { commitRun } from '../store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
@@ -145,6 +146,7 @@ async function syncHeld(
   log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
   const store = openStore(paths.store);
   held.store = store;
+  if (answeredBefore(store, held.client.origin)) held.client.knownToAnswer();
   // Damage in pages this run never reads would otherwise go unnoticed and be built upon: unless the
   // file is exactly as the last checked sync left it, the whole file is checked off the main thread
   // while the listing is read, and the run commits only if it passed.
@@ -164,6 +166,7 @@ async function syncHeld(
   const discarded = await discardUnfinishedRuns(store, start.run);
   if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
   const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);
+  recordAnswered(store, held.client.origin, start.run);
   deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
   await publishFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
   // After the feeds: which versions the run matched is garbage once it is complete, and can wait.

@@ -1,7 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
@@ -103,6 +106,37 @@ describe('a first request that never reaches the marketplace', () => {
   });
 });
 
+describe('http:// against an HTTPS server', () => {
+  it('fails within seconds as a setting error saying the server speaks TLS, not retried as a dropped connection', async () => {
+    let connections = 0;
+    const secure = createHttpsServer(selfSignedCertificate(temp.dir), (_req, res) => res.end('{}'));
+    secure.on('connection', () => {
+      connections += 1;
+    });
+    secure.listen(0, '127.0.0.1');
+    await once(secure, 'listening');
+    const { port } = secure.address() as AddressInfo;
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const sentence = `MARKETPLACE_BASE_URL is ${url}, but the server at 127.0.0.1:${port} speaks TLS (HTTPS); the URL starts with https://.`;
+      const sync = await runAt(url, ['sync']);
+      expect(sync.code).toBe(2);
+      expect(sync.stderr).toBe(`shop-sync: ${sentence}\n`);
+      expect(sync.ms).toBeLessThan(FEW_SECONDS_MS);
+      // The request, then one TLS handshake to tell what the server is.
+      expect(connections).toBe(2);
+
+      const check = await runAt(url, ['check']);
+      expect(check.code).toBe(2);
+      expect(check.stdout).toBe(`Shop shop: FAILED: ${sentence}\n`);
+      await expectDataIntact();
+    } finally {
+      secure.closeAllConnections();
+      secure.close();
+    }
+  });
+});
+
 describe('a 404 from the token endpoint', () => {
   it('says a base URL ending in /v1 has one /v1 too many, and what to set instead', async () => {
     const sync = await runAt(`${sim.baseUrl}/v1`, ['sync']);
@@ -135,4 +169,32 @@ async function closedPort(): Promise<number> {
   probe.close();
   await once(probe, 'close');
   return port;
+}
+
+/** A key and a self-signed certificate for 127.0.0.1, made by openssl in `dir`. */
+function selfSignedCertificate(dir: string): { key: Buffer; cert: Buffer } {
+  const key = join(dir, 'tls-key.pem');
+  const cert = join(dir, 'tls-cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { key: readFileSync(key), cert: readFileSync(cert) };
 }

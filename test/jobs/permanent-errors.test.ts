@@ -10,6 +10,7 @@ import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { CREDENTIALS, issuedToken, sampleItem, startScripted } from '../api/scripted-server.js';
+import { runCli } from '../helpers/cli.js';
 import { HOSTILE_ACCESS_TOKEN_SENTENCE, HOSTILE_ACCESS_TOKENS } from '../helpers/hostile-tokens.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
@@ -98,6 +99,21 @@ describe('a worker job that cannot reach the marketplace', () => {
     expect(ms).toBeLessThan(BUDGET_SECONDS * 1000 + 1000);
   });
 
+  it('retries within its budget, in a new process, when the store shows that base URL gave the shop a complete run', async () => {
+    const gone = await startSimulator({ items: 30, seed: 8 });
+    const env = simEnv(gone, temp.dir);
+    expect((await runCli(['sync'], env)).code).toBe(0);
+    await gone.close();
+    worker = await startWorker(configFor(env), silentLogger());
+    const { job, ms } = await attemptOnce('shop');
+    // An outage: retried for the budget, then the job waits for its next attempt.
+    expect(await job.getState()).toBe('delayed');
+    expect(job.failedReason).toMatch(
+      /^POST \/v1\/oauth\/token failed after \d+ attempts in [\d.]+ s \(budget 3 s\): the marketplace at 127\.0\.0\.1:\d+ did not answer \(the connection was refused, ECONNREFUSED\)$/,
+    );
+    expect(ms).toBeGreaterThanOrEqual(BUDGET_SECONDS * 1000 - 1000);
+  });
+
   it('still retries within its budget when the marketplace goes away in the middle of a run', async () => {
     let server: Awaited<ReturnType<typeof startScripted>> | undefined;
     server = await startScripted((request) => {
@@ -121,7 +137,7 @@ describe('a worker job that cannot reach the marketplace', () => {
     // An outage: retried for the budget, then the job waits for its next attempt.
     expect(await job.getState()).toBe('delayed');
     expect(job.failedReason).toMatch(
-      /^GET \/v1\/sell\/shop\/items\?page=\d+\S* failed after \d+ attempts in [\d.]+ s \(budget 3 s\): the connection was refused \(ECONNREFUSED\)$/,
+      /^GET \/v1\/sell\/shop\/items\?page=\d+\S* failed after \d+ attempts in [\d.]+ s \(budget 3 s\): the marketplace at 127\.0\.0\.1:\d+ did not answer \(the connection was refused, ECONNREFUSED\)$/,
     );
     expect(job.failedReason).not.toMatch(/MARKETPLACE_BASE_URL/);
     expect(ms).toBeGreaterThanOrEqual(BUDGET_SECONDS * 1000 - 1000);

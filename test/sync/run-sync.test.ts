@@ -354,7 +354,7 @@ function schema7Hash(...row: unknown[]): number {
 /**
  * Turns the shop's store back into what schema version 7 (the version before texts were kept) wrote:
  * the same tables, its hashes (returned, in the order written), no `sent`, its index of ids as it was,
- * no listing bodies.
+ * no listing bodies, no answered origins.
  */
 function asWrittenBySchema7(): number[] {
   return inspect((store) => {
@@ -365,6 +365,7 @@ function asWrittenBySchema7(): number[] {
       ALTER TABLE item_versions DROP COLUMN sent;
       CREATE INDEX item_versions_id ON item_versions (id, valid_from_run, valid_to_run, hash);
       DROP TABLE listing_bodies;
+      DROP TABLE answered_origins;
       PRAGMA user_version = 7;
     `);
     return store.db.prepare('SELECT hash FROM item_versions ORDER BY version').pluck().all() as number[];

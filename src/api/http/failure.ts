@@ -9,6 +9,7 @@ import {
   FIRST_CONTACT_MS,
   hasAnswered,
   settingError,
+  type TransportFailureKind,
 } from './transport-failure.js';
 
 /**
@@ -69,7 +70,7 @@ export function failedExchange(error: unknown, shown: string, exchange: Exchange
         giveUp: (tried: string) => settingError(kind, code, exchange.baseUrl, exchange.baseUrlSetting, tried),
       }
     : undefined;
-  return new TransientError(shown, networkProblem(error), undefined, undefined, {
+  return new TransientError(shown, networkProblem(error, kind, exchange.baseUrl), undefined, undefined, {
     cause: error,
     shortWindow,
   });
@@ -82,13 +83,26 @@ function isAbort(error: unknown): boolean {
   );
 }
 
-/** A network failure in words, with its code so that operators can search for it. */
-function networkProblem(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  const suffix = typeof code === 'string' ? ` (${code})` : '';
-  if (error instanceof undiciErrors.ConnectTimeoutError) return `timed out connecting${suffix}`;
-  if (error instanceof undiciErrors.HeadersTimeoutError) return `timed out waiting for the response${suffix}`;
-  if (error instanceof undiciErrors.BodyTimeoutError) return `timed out reading the response body${suffix}`;
-  if (code === 'ECONNREFUSED') return `the connection was refused${suffix}`;
-  return `the connection dropped before the response was complete${suffix}`;
+/**
+ * A network failure in words, with its code so that operators can search for it. One that never
+ * reached the server says so: after the retries, that is the sentence of an outage.
+ */
+function networkProblem(error: unknown, kind: TransportFailureKind, baseUrl: URL): string {
+  const code = errorCode(error);
+  const what = failureInWords(error, kind);
+  if (kind !== 'other' || error instanceof undiciErrors.ConnectTimeoutError) {
+    const withCode = typeof code === 'string' ? `${what}, ${code}` : what;
+    return `the marketplace at ${baseUrl.host} did not answer (${withCode})`;
+  }
+  return typeof code === 'string' ? `${what} (${code})` : what;
+}
+
+function failureInWords(error: unknown, kind: TransportFailureKind): string {
+  if (error instanceof undiciErrors.ConnectTimeoutError) return 'timed out connecting';
+  if (error instanceof undiciErrors.HeadersTimeoutError) return 'timed out waiting for the response';
+  if (error instanceof undiciErrors.BodyTimeoutError) return 'timed out reading the response body';
+  if (kind === 'refused') return 'the connection was refused';
+  if (kind === 'dns') return 'the host name does not resolve';
+  if (kind === 'unroutable') return 'the host cannot be reached from this machine';
+  return 'the connection dropped before the response was complete';
 }

@@ -10,7 +10,8 @@ import { type HttpResponse, ReceivedResponse } from './response.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
-import { markAnswered } from './transport-failure.js';
+import { mayBeTlsServer, speaksTls } from './tls-probe.js';
+import { hasAnswered, markAnswered, settingError } from './transport-failure.js';
 
 export interface HttpTimeouts {
   readonly connectMs: number;
@@ -74,6 +75,7 @@ export class HttpClient {
   /** What `failedExchange` needs to tell a setting from an outage. */
   private readonly exchange: Exchange;
   private closing: Promise<void> | undefined;
+  private tlsProbe: Promise<boolean> | undefined;
 
   constructor(options: HttpOptions) {
     this.baseUrl = validateBaseUrl(options.baseUrl, options.allowInsecure);
@@ -96,6 +98,23 @@ export class HttpClient {
       maxResponseSize: this.maxResponseBytes,
       keepAliveTimeout: 30_000,
     });
+  }
+
+  /**
+   * `failedExchange`, unless a plain-HTTP base URL that never answered dropped the connection because a
+   * TLS server is there: a setting, said at once. The handshake that tells is made once per client.
+   */
+  private async failed(error: unknown, shown: string): Promise<unknown> {
+    if (!hasAnswered(this.baseUrl.origin) && mayBeTlsServer(this.baseUrl, error)) {
+      this.tlsProbe ??= speaksTls(this.baseUrl);
+      if (await this.tlsProbe) return settingError('speaks-tls', '', this.baseUrl, this.baseUrlSetting, '');
+    }
+    return failedExchange(error, shown, this.exchange);
+  }
+
+  /** Failing to reach the base URL's origin is from now on an outage (see `transport-failure.ts`). */
+  knownToAnswer(): void {
+    markAnswered(this.baseUrl.origin);
   }
 
   /**
@@ -167,7 +186,7 @@ export class HttpClient {
           { cause: error },
         );
       }
-      throw failedExchange(error, shown, this.exchange);
+      throw await this.failed(error, shown);
     } finally {
       clearTimeout(timer);
       overdue.unlink();

@@ -6,7 +6,8 @@
  * connection is far more likely a setting than an outage, so it gets a few seconds of retries (enough
  * for a server that is restarting) and then fails naming the setting. After it, the same failure is an
  * outage and is retried within the budget. A TLS failure is never retried: no second attempt will
- * change a protocol or certificate mismatch.
+ * change a protocol or certificate mismatch; nor is `http://` against a TLS server, which drops the
+ * connection and is told apart by one TLS handshake (`tls-probe.ts`).
  */
 import { ConfigError, type ShopSyncError } from '../../errors.js';
 import { sanitizeUrl } from './sanitize.js';
@@ -70,7 +71,7 @@ export function hasAnswered(origin: string): boolean {
  * it was tried (`after 3 attempts in 3 s`), empty when it was not retried.
  */
 export function settingError(
-  kind: Exclude<TransportFailureKind, 'other'>,
+  kind: Exclude<TransportFailureKind, 'other'> | 'speaks-tls',
   code: string,
   baseUrl: URL,
   setting: string,
@@ -83,6 +84,7 @@ export function settingError(
     dns: `the host name ${baseUrl.hostname} does not resolve (${code}${how}); check the host name`,
     unroutable: `${baseUrl.hostname} cannot be reached from this machine (${code}${how}); check the host and the network`,
     tls: tlsHint(code, baseUrl),
+    'speaks-tls': `the server at ${baseUrl.host} speaks TLS (HTTPS); the URL starts with https://`,
   }[kind];
   return new ConfigError(setting, `${setting} is ${shown}, but ${found}.`);
 }

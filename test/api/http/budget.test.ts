@@ -48,7 +48,7 @@ describe('one retry budget per request', () => {
     const error = reason(result);
     expect(error).toBeInstanceOf(ApiError);
     expect(error.message).toMatch(
-      /^POST \/v1\/oauth\/token failed after \d+ attempts in 1\.\d s \(budget 2 s\): the connection was refused \(ECONNREFUSED\)$/,
+      /^POST \/v1\/oauth\/token failed after \d+ attempts in 1\.\d s \(budget 2 s\): the marketplace at 127\.0\.0\.1:\d+ did not answer \(the connection was refused, ECONNREFUSED\)$/,
     );
     // Spent: no retry is left out while a useful attempt still fits (the last leaves a tenth unused).
     expect(ms).toBeGreaterThanOrEqual(1_700);
