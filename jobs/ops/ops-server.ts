@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../../src/log.js';
+import { capConnections } from './connection-cap.js';
 import { DASHBOARD_PATH, queueDashboard } from './dashboard.js';
 import type { HealthCheck } from './health.js';
 import type { OpsMetrics } from './metrics.js';
@@ -34,13 +35,16 @@ export interface OpsServer {
 
 /**
  * What the ops port allows one client, so that nothing sent to it can cost a sync its file descriptors
- * or its event loop: so many open connections at once (those beyond are closed as they are accepted),
- * the request's headers within HEADERS_TIMEOUT_MS, the whole request within REQUEST_TIMEOUT_MS, an idle
- * connection for IDLE_TIMEOUT_MS. Prometheus and a probe need one connection each; a browser a few.
+ * or its event loop: so many open connections at once (a new one beyond takes the place of the oldest
+ * that is not being answered: see `connection-cap.ts`), the request's headers within HEADERS_TIMEOUT_MS,
+ * the whole request within REQUEST_TIMEOUT_MS, an idle connection for IDLE_TIMEOUT_MS. Prometheus and a
+ * probe need one connection each; a browser a few.
  */
 export const OPS_LIMITS = {
   maxConnections: 32,
-  headersTimeoutMs: 5_000,
+  /** Held beyond `maxConnections` while they are new, until the event loop has read them (`connection-cap.ts`). */
+  burstConnections: 64,
+  headersTimeoutMs: 2_000,
   requestTimeoutMs: 10_000,
   idleTimeoutMs: 15_000,
   /** How often Node checks the two timeouts above (its default, 30 s, lets slow clients pile up). */
@@ -68,7 +72,10 @@ export async function startOpsServer(port: number, deps: OpsServerDeps): Promise
     },
     handle,
   );
-  server.maxConnections = OPS_LIMITS.maxConnections;
+  capConnections(server, {
+    max: OPS_LIMITS.maxConnections,
+    burst: OPS_LIMITS.burstConnections,
+  });
   server.setTimeout(OPS_LIMITS.idleTimeoutMs, (socket) => socket.destroy());
   // Answered like any request: one with a body is refused before the client is told to send it.
   server.on('checkContinue', handle);

@@ -64,6 +64,12 @@ function env(port: number, extra: Record<string, string> = {}): Record<string, s
   };
 }
 
+/**
+ * Bounds a probe so that a test ends: not a speed figure. On a loaded machine a flooded worker may take
+ * seconds to answer; what a probe must never get is the connection closed on it.
+ */
+const PROBE_BOUND_MS = 15_000;
+
 const config = (port: number, extra: Record<string, string> = {}): AppConfig => loadConfig(env(port, extra));
 
 /** A non-loopback IPv4 address of this machine, if it has one. */
@@ -197,6 +203,53 @@ describe('the ops port, safe by default', () => {
     expect(waited).not.toContain('100 Continue');
   });
 
+  it('answers /healthz while more slow connections than its cap hold the port, and its sync completes', async () => {
+    const port = await freePort();
+    worker = await startWorker(config(port), silentLogger());
+    const SLOW = OPS_LIMITS.maxConnections + 16;
+    let flooding = true;
+    let closedByWorker = 0;
+    const sockets = new Set<Socket>();
+    // Each sends the start of a request and then a byte a second, never finishing its headers; one the
+    // worker closes comes back a moment later, so the port stays flooded for the whole test.
+    const open = () => {
+      if (!flooding) return;
+      const socket = connect(port, '127.0.0.1');
+      sockets.add(socket);
+      let drip: NodeJS.Timeout | undefined;
+      socket.on('connect', () => {
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        drip = setInterval(() => socket.write('X'), 1_000);
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        clearInterval(drip);
+        sockets.delete(socket);
+        if (flooding) closedByWorker += 1;
+        setTimeout(open, 100);
+      });
+    };
+    try {
+      for (let i = 0; i < SLOW; i++) open();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const { job } = await enqueueSync(queue, 'shop');
+      for (let probe = 0; probe < 5; probe++) {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`, {
+          signal: AbortSignal.timeout(PROBE_BOUND_MS),
+        });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ status: 'ok' });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(await job.waitUntilFinished(events, 60_000)).toMatchObject({ status: 'complete', items: 300 });
+      // The worker held no more than its cap: it closed the slow connections beyond it.
+      expect(closedByWorker).toBeGreaterThanOrEqual(SLOW - OPS_LIMITS.maxConnections);
+    } finally {
+      flooding = false;
+      for (const socket of sockets) socket.destroy();
+    }
+  }, 120_000);
+
   it('keeps syncing under more slow connections than the worker has file descriptors', async () => {
     const FD_LIMIT = 256;
     const CONNECTIONS = 400;
@@ -229,6 +282,13 @@ describe('the ops port, safe by default', () => {
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const { job } = await enqueueSync(queue, 'shop');
+      // Liveness probes are answered in the middle of the flood.
+      for (let probe = 0; probe < 3; probe++) {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`, {
+          signal: AbortSignal.timeout(PROBE_BOUND_MS),
+        });
+        expect(response.status).toBe(200);
+      }
       const summary = await job.waitUntilFinished(events, 60_000);
       expect(summary).toMatchObject({ status: 'complete', items: 300 });
       // The worker closed what it would not serve: it held no more than its cap.
