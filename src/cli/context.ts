@@ -16,5 +16,6 @@ export function commandContext(io: CliIO): CommandContext {
   const config = loadConfig(io.env, io.cwd, { stderrIsTerminal: terminal });
   const status = new StatusLine(io.stderr);
   const log = createLogger(config.logLevel, status, { format: config.logFormat, colorize: terminal });
+  for (const warning of config.warnings) log.warn(warning);
   return { config, log, status };
 }

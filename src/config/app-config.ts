@@ -19,6 +19,7 @@ import {
   type ValueOf,
   variable,
 } from './settings.js';
+import { unknownVariableWarnings } from './unknown-variables.js';
 
 export { isShopName, SHOP_NAME_RULE } from './setting-types.js';
 export { CONNECTION_VARIABLES, type LogFormat, MAX_PER_PAGE, type SettingNames } from './settings.js';
@@ -67,6 +68,8 @@ export interface AppConfig extends Values<typeof APP> {
   readonly shops: Readonly<Record<string, ShopConfig>>;
   /** The shop a command uses when `--shop` is not given. */
   readonly defaultShop: string;
+  /** What the loader noticed but did not refuse (a variable that looks like a mistyped setting), for the log. */
+  readonly warnings: readonly string[];
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -96,6 +99,7 @@ export function loadConfig(env: Env, cwd = process.cwd(), options: LoadOptions =
     shops: Object.freeze(shops),
     defaultShop:
       shops[envShopName] || Object.keys(shops).length !== 1 ? envShopName : (Object.keys(shops)[0] as string),
+    warnings: Object.freeze(unknownVariableWarnings(env)),
   };
   problems.throwIfAny();
   return Object.freeze(config);

@@ -73,7 +73,7 @@ export function unknownKeyHint(key: string, known: readonly string[]): string {
 }
 
 /** Levenshtein distance: insertions, deletions and substitutions. */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
