@@ -23,7 +23,20 @@ export function createLogger(
 ): Logger {
   const out =
     options.format === 'pretty' ? prettyStream(destination, options.colorize ?? false) : destination;
-  return pino({ level, base: undefined, redact: { paths: REDACTED_PATHS, censor: REDACTED } }, out);
+  const serializers: pino.LoggerOptions['serializers'] =
+    level === 'debug' || level === 'trace' ? {} : { err: withoutStack };
+  return pino(
+    { level, base: undefined, redact: { paths: REDACTED_PATHS, censor: REDACTED }, serializers },
+    out,
+  );
+}
+
+/** An error as its type and sentence (its causes' included): stack traces are for LOG_LEVEL=debug. */
+function withoutStack(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown;
+  if (typeof serialized !== 'object' || serialized === null) return serialized;
+  const { stack: _stack, ...rest } = serialized as { stack?: unknown };
+  return rest;
 }
 
 /**

@@ -63,6 +63,14 @@ describe('a store corrupt in the middle', () => {
     );
     expect(sync.stderr).toMatch(RECOVERY);
     expect(feedsNow()).toEqual(feeds);
+    // At the default level no log line carries a stack trace; LOG_LEVEL=debug shows them.
+    const logged = await runCli(['sync'], { ...env, LOG_LEVEL: 'info' });
+    expect(logged.code).toBe(1);
+    expect(logged.stderr).toMatch(RECOVERY);
+    expect(logged.stderr).not.toMatch(/"stack"|\n\s+at \S/);
+    const debug = await runCli(['sync'], { ...env, LOG_LEVEL: 'debug' });
+    expect(debug.stderr).toMatch(/\n\s+at \S/);
+    expect(feedsNow()).toEqual(feeds);
 
     const check = await cli('check', '--json');
     expect(check.code).toBe(1);
