@@ -5,7 +5,7 @@ import { requireConnection } from '../config/app-config.js';
 import { InterruptedError, ShopSyncError, SyncBusyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CheckPlan, markChecked, takeCheckMark } from '../store/check-mark.js';
-import { commitRun } from '../store/commit.js';
+import { commitRun, tallyRun } from '../store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
 import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
 import { shopPaths } from '../store/paths.js';
@@ -18,6 +18,8 @@ import {
   failRun,
   getRun,
   getRunDetail,
+  holdRun,
+  previousCompleteRun,
   RUN_COUNT_FIELDS,
   type RunCounts,
   type RunStart,
@@ -29,6 +31,7 @@ import { confirmRemovals } from './confirm-removals.js';
 import type { SyncDeps } from './deps.js';
 import type { RunEnded, SyncProgress, SyncSummary } from './outcome.js';
 import { publishFeeds } from './publish-feeds.js';
+import { heldBecause } from './removal-guard.js';
 import { ReadingWatch, STAGING_BATCH, stageListing } from './stage-listing.js';
 
 /**
@@ -56,7 +59,7 @@ export async function runSync(shop: ShopConfig, deps: SyncDeps): Promise<SyncSum
         deps.onProgress?.(now);
       },
     });
-    await told({ shop: shop.name, finishedAt: new Date(), status: 'complete', summary });
+    await told({ shop: shop.name, finishedAt: new Date(), status: summary.status, summary });
     return summary;
   } catch (error) {
     if (!(error instanceof InterruptedError || error instanceof SyncBusyError)) {
@@ -114,7 +117,8 @@ async function syncOnce(
   if (cleanup !== undefined) throw cleanup;
   await rememberCheck(checked, log);
   const { shop: _shop, ...counted } = summary;
-  log.info({ ...counted, rereads }, 'sync complete');
+  if (summary.status === 'held') log.warn({ ...counted, rereads }, 'sync held');
+  else log.info({ ...counted, rereads }, 'sync complete');
   return summary;
 }
 
@@ -164,6 +168,18 @@ async function syncHeld(
   const discarded = await discardUnfinishedRuns(store, start.run);
   if (discarded.length > 0) log.info({ runs: discarded }, 'discarded what unfinished runs wrote');
   const counts = await completeRun(store, held.client, shop, start, lease, check, deps, log);
+  const checked = { store: paths.store, at: plan.checkedAt };
+  if (counts.held !== null) {
+    const summary: SyncSummary = {
+      shop: shop.name,
+      run: start.run,
+      status: 'held',
+      held: counts.held,
+      ...pick(counts, RUN_COUNT_FIELDS),
+      duration_ms: Date.now() - started,
+    };
+    return { summary, rereads: counts.rereads, checked };
+  }
   deps.onProgress?.({ phase: 'feeds', pages: counts.pages, items: counts.items, invalid: counts.invalid });
   await publishFeeds(store, paths, start.run, { gzip: deps.config.feedsGzip, log, onPoint: deps.onPoint });
   // After the feeds: which versions the run matched is garbage once it is complete, and can wait.
@@ -179,7 +195,7 @@ async function syncHeld(
     ...pick(counts, RUN_COUNT_FIELDS),
     duration_ms: Date.now() - started,
   };
-  return { summary, rereads: counts.rereads, checked: { store: paths.store, at: plan.checkedAt } };
+  return { summary, rereads: counts.rereads, checked };
 }
 
 /** The check this sync needs; the store's mark is gone before the store is opened. */
@@ -226,10 +242,16 @@ async function closeAll(held: Held): Promise<unknown> {
   return failures[0];
 }
 
-/** What `completeRun` returns: the run's counts, its pages, and the pages re-read to confirm them. */
-type CompletedRun = RunCounts & { rereads: number };
+/**
+ * What `completeRun` returns: the run's counts, its pages, the pages re-read to confirm them, and the
+ * sentence that says why it was held (null: it is complete).
+ */
+type CompletedRun = RunCounts & { rereads: number; held: string | null };
 
-/** Reads, confirms and commits one run; a failure marks the run failed (resumable) and is rethrown. */
+/**
+ * Reads, confirms and commits one run, or holds it when it would remove more than the shop allows; a
+ * failure marks the run failed (resumable) and is rethrown.
+ */
 async function completeRun(
   store: Store,
   client: MarketplaceClient,
@@ -281,15 +303,36 @@ async function completeRun(
       );
     deps.onPoint?.('removals-confirmed');
     if (check) await passed(check, log);
+    if (removals.gone > 0 && !deps.acceptRemovals) {
+      const held = guardRemovals(store, start.run, shop);
+      if (held) {
+        lease.assertHeld();
+        holdRun(store, start.run, held.counts, held.reason);
+        return { ...held.counts, rereads: reading.rereads, held: held.reason };
+      }
+    }
     deps.onProgress?.({ ...reading.progress, phase: 'committing' });
     const counts = commitRun(store, start.run, () => lease.assertHeld());
     deps.onPoint?.('committed');
-    return { ...counts, rereads: reading.rereads };
+    return { ...counts, rereads: reading.rereads, held: null };
   } catch (error) {
     const failure = asRunFailure(error, store, start.run, shop, deps);
     recordFailure(store, start.run, failure, log);
     throw failure;
   }
+}
+
+/** The run's counts and why it is held, when it would remove more than the shop's SYNC_MAX_REMOVED. */
+function guardRemovals(
+  store: Store,
+  run: number,
+  shop: ShopConfig,
+): { counts: RunCounts; reason: string } | undefined {
+  const counts = tallyRun(store, run);
+  const previous = previousCompleteRun(store, run);
+  const of = previous === null ? null : (getRun(store, previous)?.items ?? null);
+  const reason = heldBecause(run, shop.maxRemoved, counts.removed, of);
+  return reason === null ? undefined : { counts, reason };
 }
 
 /** Waits for the store check; a store that is not intact fails the run before anything is committed. */
