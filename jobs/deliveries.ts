@@ -4,7 +4,7 @@ import { type AppConfig, readSecret } from '../src/config/app-config.js';
 import { DeliveryError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { deliverOnce, shownTarget } from '../src/notify/deliver.js';
-import type { Notification } from '../src/notify/payload.js';
+import { NOTIFY_EVENTS, type Notification } from '../src/notify/payload.js';
 import { logErrors } from './log-errors.js';
 import { notifyQueueName, type ShopQueues } from './queue.js';
 
@@ -17,7 +17,7 @@ export const DELIVER_JOB = 'deliver';
  */
 export const DeliveryJobData = z.strictObject({
   shop: z.string(),
-  event: z.enum(['sync.complete', 'sync.failed']),
+  event: z.enum(NOTIFY_EVENTS),
   delivery: z.string(),
   body: z.string(),
 });

@@ -32,7 +32,11 @@ export function notifyQueueName(shop: string): string {
 }
 
 /** What a job carries, checked before any work: a job that is not this is failed for good. */
-export const ShopJobData = z.strictObject({ shop: z.string().refine(isShopName, SHOP_NAME_RULE) });
+export const ShopJobData = z.strictObject({
+  shop: z.string().refine(isShopName, SHOP_NAME_RULE),
+  /** `trigger --accept-removals`: this sync completes whatever it removes. */
+  acceptRemovals: z.literal(true).optional(),
+});
 export type ShopJobData = z.infer<typeof ShopJobData>;
 
 export type SyncJob = Job<ShopJobData, SyncSummary>;
@@ -124,6 +128,8 @@ export interface Enqueued {
 export interface EnqueueOptions {
   /** A sync waiting in retry backoff runs now (a trigger) instead of at its time (a scheduler tick). */
   readonly promote?: boolean;
+  /** The sync completes whatever it removes (`trigger --accept-removals`), also one already waiting. */
+  readonly acceptRemovals?: boolean;
 }
 
 /**
@@ -138,15 +144,13 @@ export async function enqueueSync(
   options: EnqueueOptions = {},
 ): Promise<Enqueued> {
   const [pending] = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 0, true);
+  const data: ShopJobData = options.acceptRemovals ? { shop, acceptRemovals: true } : { shop };
   if (pending) {
+    if (options.acceptRemovals) await pending.updateData({ ...pending.data, ...data });
     if (options.promote && (await pending.isDelayed())) await pending.promote();
     return { job: pending, deduplicated: true };
   }
   const jobId = `${shop}-${randomUUID()}`;
-  const added = await queue.add(
-    SYNC_JOB,
-    { shop },
-    { ...SYNC_JOB_OPTIONS, jobId, deduplication: { id: shop } },
-  );
+  const added = await queue.add(SYNC_JOB, data, { ...SYNC_JOB_OPTIONS, jobId, deduplication: { id: shop } });
   return { job: added, deduplicated: added.id !== jobId };
 }

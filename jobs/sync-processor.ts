@@ -1,7 +1,7 @@
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type AppConfig, requireConnection } from '../src/config/app-config.js';
-import { InterruptedError, ShopSyncError } from '../src/errors.js';
+import { InterruptedError, RemovalsHeldError, ShopSyncError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync/index.js';
 import { ShopJobData, SYNC_JOB } from './queue.js';
@@ -44,8 +44,11 @@ export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor 
     let release: (() => void) | undefined;
     try {
       release = await deps.slots.take(deps.stopping);
-      const running = runJob(job as Job<ShopJobData>, data.shop, deps, { log, syncLog }, signal);
-      return await untilForced(running, deps.forced);
+      const running = runJob(job as Job<ShopJobData>, data, deps, { log, syncLog }, signal);
+      const summary = await untilForced(running, deps.forced);
+      // Held: the job fails for good with the sentence; the next scheduled sync reads the listing again.
+      if (summary.status === 'held') throw new RemovalsHeldError(`Shop ${shop}: ${summary.held}.`);
+      return summary;
     } catch (error) {
       if (error instanceof InterruptedError || (deps.stopping.aborted && isRetryable(error))) {
         log.info({ reason: (error as Error).message }, 'sync interrupted; the job goes back to waiting');
@@ -70,7 +73,7 @@ export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor 
 
 function runJob(
   job: Job<ShopJobData>,
-  shop: string,
+  { shop, acceptRemovals }: ShopJobData,
   deps: SyncProcessorDeps,
   { log, syncLog }: { log: Logger; syncLog: Logger },
   signal: AbortSignal | undefined,
@@ -89,6 +92,7 @@ function runJob(
       logger: log,
     }),
     leaseOwner: String(job.id),
+    acceptRemovals,
     onProgress: throttledProgress(job, log),
     ...deps.extraDeps?.(shop),
   });

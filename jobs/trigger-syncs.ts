@@ -21,7 +21,11 @@ export interface Triggered {
  * Queues a sync of each shop that starts after this call (see `enqueueSync`), a sync in retry backoff
  * promoted to run now. Fails at once, queuing nothing, when a shop has no worker serving its queue.
  */
-export async function triggerSyncs(queues: ShopQueues, shops: readonly string[]): Promise<Triggered[]> {
+export async function triggerSyncs(
+  queues: ShopQueues,
+  shops: readonly string[],
+  options: { readonly acceptRemovals?: boolean } = {},
+): Promise<Triggered[]> {
   const counts = await Promise.all(shops.map((shop) => queues.of(shop).getWorkersCount()));
   const unserved = shops.filter((_, index) => counts[index] === 0);
   if (unserved.length > 0) {
@@ -31,7 +35,10 @@ export async function triggerSyncs(queues: ShopQueues, shops: readonly string[])
   }
   return Promise.all(
     shops.map(async (shop) => {
-      const { job, deduplicated } = await enqueueSync(queues.of(shop), shop, { promote: true });
+      const { job, deduplicated } = await enqueueSync(queues.of(shop), shop, {
+        promote: true,
+        acceptRemovals: options.acceptRemovals,
+      });
       return { shop, job: String(job.id), deduplicated };
     }),
   );

@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'WAIT_TIMEOUT',
   'SHOPS_FAILED',
   'NOTIFY_FAILED',
+  'REMOVALS_HELD',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -194,5 +195,16 @@ export class ShopsFailedError extends ShopSyncError {
 export class DeliveryError extends ShopSyncError {
   readonly code = 'NOTIFY_FAILED';
   readonly retryable = true;
+  readonly exitCode = 1;
+}
+
+/**
+ * A run would have removed more items than SYNC_MAX_REMOVED allows: it is held, its feeds not replaced.
+ * Not retried: the next sync reads the listing again, and only the listing coming back or a person
+ * accepting the removals (`--accept-removals`) settles it.
+ */
+export class RemovalsHeldError extends ShopSyncError {
+  readonly code = 'REMOVALS_HELD';
+  readonly retryable = false;
   readonly exitCode = 1;
 }

@@ -14,6 +14,8 @@ export interface ShopHealth {
   readonly age_seconds: number;
   readonly overdue_after_seconds: number;
   readonly overdue: boolean;
+  /** Why the shop's latest run was held (SYNC_MAX_REMOVED), its feeds not replaced; null when it was not. */
+  readonly held: string | null;
 }
 
 export interface HealthReport {
@@ -32,6 +34,7 @@ export interface HealthReport {
  */
 export class HealthCheck {
   private readonly runs = new Map<string, CompleteRun | null>();
+  private readonly held = new Map<string, string>();
   private readonly startedAt = new Date();
 
   constructor(
@@ -44,6 +47,12 @@ export class HealthCheck {
   /** Records the shop's latest complete run (at start-up from its store, then as syncs complete). */
   setLastRun(shop: string, run: CompleteRun | null): void {
     if (this.config.shops[shop]) this.runs.set(shop, run);
+  }
+
+  /** Records why the shop's latest run was held, or (null) that a run has completed since. */
+  setHeld(shop: string, reason: string | null): void {
+    if (reason === null) this.held.delete(shop);
+    else if (this.config.shops[shop]) this.held.set(shop, reason);
   }
 
   async report(now = new Date()): Promise<HealthReport> {
@@ -76,6 +85,7 @@ export class HealthCheck {
       age_seconds: age,
       overdue_after_seconds: allowed,
       overdue: age > allowed,
+      held: this.held.get(shop.name) ?? null,
     };
   }
 

@@ -3,8 +3,11 @@ import type { MarketplaceEvents } from '../../src/api/client.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import type { SyncSummary } from '../../src/sync/index.js';
 
-/** How a sync job ended: `retrying` failed an attempt and will run again, `failed` will not. */
-export type SyncOutcome = 'complete' | 'retrying' | 'failed';
+/**
+ * How a sync job ended: `held` read everything but would have removed more than SYNC_MAX_REMOVED allows,
+ * `retrying` failed an attempt and will run again, `failed` will not.
+ */
+export type SyncOutcome = 'complete' | 'held' | 'retrying' | 'failed';
 
 /** How a notification's delivery attempt ended: `failed` is given up for good. */
 export type NotificationOutcome = 'delivered' | 'retrying' | 'failed';
@@ -18,7 +21,7 @@ export class OpsMetrics {
   private readonly shops: ReadonlySet<string>;
   private readonly syncs = new Counter({
     name: 'shop_sync_syncs_total',
-    help: 'Sync jobs finished, by shop and outcome (complete, retrying, failed).',
+    help: 'Sync jobs finished, by shop and outcome (complete, held, retrying, failed).',
     labelNames: ['shop', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -72,7 +75,8 @@ export class OpsMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'shop_sync_' });
     this.shops = new Set(Object.keys(config.shops));
     for (const shop of this.shops) {
-      for (const outcome of ['complete', 'retrying', 'failed'] as const) this.syncs.inc({ shop, outcome }, 0);
+      for (const outcome of ['complete', 'held', 'retrying', 'failed'] as const)
+        this.syncs.inc({ shop, outcome }, 0);
     }
   }
 

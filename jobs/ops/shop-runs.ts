@@ -3,7 +3,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { AppConfig, ShopConfig } from '../../src/config/app-config.js';
 import { fromSqlite, openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
-import { getRun, latestCompleteRun } from '../../src/store/run-records.js';
+import { getRun, latestCompleteRun, latestHeldReason } from '../../src/store/run-records.js';
 
 /** A shop's latest complete run, as health and `status` report it. */
 export interface CompleteRun {
@@ -11,6 +11,8 @@ export interface CompleteRun {
   readonly finishedAt: Date;
   readonly items: number;
   readonly invalid: number;
+  /** Why the shop's latest run, after this one, was held; absent when it was not. */
+  readonly held?: string;
 }
 
 /** Scheduled runs a shop may miss before health calls it overdue: one slow or failed run is normal. */
@@ -25,11 +27,13 @@ export function readLastCompleteRun(config: AppConfig, shop: string): CompleteRu
     const run = latestCompleteRun(store);
     const summary = run === null ? undefined : getRun(store, run);
     if (!summary?.finished_at) return null;
+    const held = latestHeldReason(store);
     return {
       run: summary.run,
       finishedAt: new Date(summary.finished_at),
       items: summary.items,
       invalid: summary.invalid,
+      ...(held === null ? {} : { held }),
     };
   } catch (error) {
     throw fromSqlite(`Cannot read store ${file}`, file, error);

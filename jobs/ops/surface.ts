@@ -2,12 +2,16 @@ import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { MarketplaceEvents } from '../../src/api/client.js';
 import { type AppConfig, readSecret } from '../../src/config/app-config.js';
+import type { ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/log.js';
 import type { JobOutcome } from '../job-events.js';
 import { HealthCheck } from './health.js';
 import { type NotificationOutcome, OpsMetrics } from './metrics.js';
 import { type OpsServer, startOpsServer } from './ops-server.js';
 import { type CompleteRun, readLastCompleteRun } from './shop-runs.js';
+
+/** The code of a job failed because its run was held (`RemovalsHeldError`). */
+const HELD: ErrorCode = 'REMOVALS_HELD';
 
 export interface OpsTargets {
   readonly redis: Redis;
@@ -47,6 +51,7 @@ export function opsSurface(config: AppConfig, log: Logger): OpsSurface {
         const run = lastRunOrNull(config, shop, log);
         health.setLastRun(shop, run);
         if (run) metrics.lastRun(shop, run);
+        health.setHeld(shop, run?.held ?? null);
       }
       onOutcome((outcome) => record(outcome, metrics, health));
       if (config.opsPort === 0) return;
@@ -81,13 +86,22 @@ function lastRunOrNull(config: AppConfig, shop: string, log: Logger): CompleteRu
   }
 }
 
-/** A sync's outcome in the metrics, and a completed one as the shop's last complete run for health. */
+/**
+ * A sync's outcome in the metrics, a completed one as the shop's last complete run for health, and a
+ * held one as the shop's held run until a run completes.
+ */
 function record(outcome: JobOutcome, metrics: OpsMetrics, health: HealthCheck): void {
+  if (outcome.code === HELD) {
+    metrics.failed(outcome.shop, 'held', undefined);
+    health.setHeld(outcome.shop, outcome.reason ?? HELD);
+    return;
+  }
   if (outcome.outcome !== 'completed' || !outcome.summary) {
     if (outcome.outcome !== 'completed') metrics.failed(outcome.shop, outcome.outcome, undefined);
     return;
   }
   const { summary } = outcome;
+  health.setHeld(summary.shop, null);
   const finishedAt = new Date();
   metrics.completed(summary, finishedAt);
   health.setLastRun(summary.shop, {

@@ -12,7 +12,7 @@ import { sanitizeUrl } from './http/sanitize.js';
 import { isRequestSafe } from './http/server-values.js';
 import { normaliseItem } from './item/item-schema.js';
 import type { SentIndex } from './item/known-elements.js';
-import type { ListingCheckpoint } from './listing/checkpoint.js';
+import { parseCheckpoint } from './listing/checkpoint.js';
 import type { KnownBodies } from './listing/known-bodies.js';
 import { idsListed, NO_SUCH_PAGE } from './listing/listing-start.js';
 import {
@@ -67,8 +67,11 @@ export interface MarketplaceOptions {
 export interface MarketplaceEvents extends HttpEvents, TokenEvents {}
 
 export interface ReadItemsOptions {
-  /** Where an interrupted run's reading stopped. */
-  readonly resume?: ListingCheckpoint;
+  /**
+   * Where an interrupted run's reading stopped: the `checkpoint` of the last page it staged, as the store
+   * kept it. One that cannot be read starts the reading over.
+   */
+  readonly resume?: string;
   /** The most listing requests in flight at once; 1 reads one window at a time. */
   readonly maxInFlight?: number;
   /** Listing requests before giving up on ever seeing the end. */
@@ -146,7 +149,7 @@ export class MarketplaceClient {
     const before = { known, bodies };
     return readListing((window, request) => this.listingPage(listing, window, request, before), {
       perPage: listing.perPage ?? DEFAULT_PER_PAGE,
-      resume,
+      resume: parseCheckpoint(resume),
       maxInFlight: maxInFlight ?? this.maxInFlight,
       maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
       pageIds: (page, perPage) => this.pageIds(listing, page, perPage),

@@ -79,6 +79,32 @@ export const notifyUrl = type(
     ),
 );
 
+/**
+ * How many items one run may remove before it is held: at most `items`, and at most `percent` of the
+ * last complete run's items; a run is held only above every bound given, so `none` (no bound) never
+ * holds. `written` is the value as the user set it, for the sentence of a held run (absent: the default).
+ */
+export interface RemovalLimit {
+  readonly items?: number;
+  readonly percent?: number;
+  readonly written?: string;
+}
+
+const REMOVAL_LIMIT = 'a number of items (500), a share of the shop (10%) or none';
+export const removalLimit = type<RemovalLimit>(
+  REMOVAL_LIMIT,
+  z.union([z.number(), z.string()]).transform((value, context): RemovalLimit => {
+    const written = String(value).trim();
+    if (written === 'none') return { written };
+    const share = /^(\d+(?:\.\d+)?)\s*%$/.exec(written);
+    if (share && Number(share[1]) <= 100) return { percent: Number(share[1]), written };
+    if (/^\d+$/.test(written) && Number.isSafeInteger(Number(written)))
+      return { items: Number(written), written };
+    context.addIssue({ code: 'custom', message: `expected ${REMOVAL_LIMIT}` });
+    return z.NEVER;
+  }),
+);
+
 export const hostName = type('an IP address or a host name', z.string().regex(/^[A-Za-z0-9.:_-]+$/));
 export const keyPrefix = type('letters, digits, -, _ and . only', z.string().regex(/^[A-Za-z0-9_.-]+$/));
 

@@ -58,6 +58,12 @@ const MAX_IN_FLIGHT = 64;
 const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/**
+ * A share alone would hold every small shop (3 of 20 items is 15 %): by default a run is held only
+ * when it removes more than 10 % of the shop and more than 10 items.
+ */
+const DEFAULT_MAX_REMOVED: type.RemovalLimit = Object.freeze({ percent: 10, items: 10 });
+
 /** What a sync needs to reach the marketplace. Located at start-up, the credentials read when the shop is used. */
 export const CONNECTION = {
   baseUrl: setting<string | undefined>({
@@ -190,6 +196,16 @@ export const SHOP = {
       "where each finished run is POSTed (see [Notifications](docs/operations.md#notifications)); a top-level `notify_url` in a file is every shop's default",
     hidden: true,
     topLevelDefault: true,
+  }),
+  maxRemoved: setting<type.RemovalLimit>({
+    env: 'SYNC_MAX_REMOVED',
+    fileKey: 'max_removed',
+    scope: 'shops',
+    type: type.removalLimit,
+    default: DEFAULT_MAX_REMOVED,
+    shownDefault: 'held above 10 % **and** above 10 items',
+    meaning:
+      'the most items one run may remove before it is held (its feeds not replaced, see [Held runs](docs/operations.md#held-runs)): a count (`500`), a share of the last complete run (`10%`), or `none`',
   }),
 };
 

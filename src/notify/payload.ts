@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { type RunEnded, summaryJson } from '../sync/index.js';
 
-export type NotifyEvent = 'sync.complete' | 'sync.failed';
+/** The events a notification tells: a run complete, held (SYNC_MAX_REMOVED) or failed. */
+export const NOTIFY_EVENTS = ['sync.complete', 'sync.held', 'sync.failed'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 
 /**
  * One notification, ready to send: its raw body is fixed here, once, so that every retry sends (and
@@ -22,15 +24,17 @@ export interface Notification {
  */
 export function notificationOf(ended: RunEnded): Notification {
   const finished_at = ended.finishedAt.toISOString();
-  if (ended.status === 'complete') {
+  if (ended.status !== 'failed') {
     const s = ended.summary;
-    const event: NotifyEvent = 'sync.complete';
+    // A held run published nothing: its feeds are the previous run's, and its sentence says why.
+    const held = s.status === 'held';
+    const event: NotifyEvent = held ? 'sync.held' : 'sync.complete';
     const body = {
       ...summaryJson(s),
       event,
       finished_at,
-      error: null,
-      feeds: path.posix.join(s.shop, 'feeds'),
+      error: held ? s.held : null,
+      feeds: held ? null : path.posix.join(s.shop, 'feeds'),
     };
     return { shop: s.shop, event, delivery: deliveryId(s.shop, s.run, event), body: JSON.stringify(body) };
   }

@@ -312,6 +312,49 @@ const MIGRATIONS: readonly string[] = [
     run INTEGER NOT NULL
   );
   `,
+  // A run may be held (`held`: it would have removed more than SYNC_MAX_REMOVED allows). SQLite cannot
+  // change a CHECK in place: the table is built again with its rows, its index, its AUTOINCREMENT
+  // counter (pruned runs' numbers are never given again) and the view that names it.
+  `
+  DROP VIEW current_items;
+  CREATE TABLE runs_v12 (
+    run INTEGER PRIMARY KEY AUTOINCREMENT,
+    status TEXT NOT NULL CHECK (status IN ('running', 'complete', 'held', 'failed')),
+    query TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    heartbeat_at TEXT NOT NULL,
+    checkpoint_page INTEGER NOT NULL DEFAULT 0,
+    resumed_from_page INTEGER,
+    pages INTEGER NOT NULL DEFAULT 0,
+    items INTEGER NOT NULL DEFAULT 0,
+    added INTEGER NOT NULL DEFAULT 0,
+    updated INTEGER NOT NULL DEFAULT 0,
+    removed INTEGER NOT NULL DEFAULT 0,
+    invalid INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    resumed_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    earlier_errors TEXT NOT NULL DEFAULT '[]',
+    error_code TEXT,
+    checkpoint TEXT
+  );
+  INSERT INTO runs_v12 SELECT * FROM runs;
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'runs_v12', seq FROM sqlite_sequence WHERE name = 'runs';
+  DROP TABLE runs;
+  ALTER TABLE runs_v12 RENAME TO runs;
+  CREATE INDEX runs_status ON runs (status, run);
+  CREATE VIEW current_items AS
+    SELECT v.id,
+           CAST(v.price AS REAL) AS price, v.price AS price_text,
+           CAST(v.original_price AS REAL) AS original_price, v.original_price AS original_price_text,
+           v.quantity, v.published, v.title, v.currency, v.created_at, v.url, v.web_url, v.photos,
+           v.photos_id, v.description, v.raw_description, v.fbcomments, v.shop_id, v.shop_name,
+           v.shop_url, v.shop_image, v.shop_items_url, v.raw, latest.run, v.valid_from_run
+      FROM (SELECT max(run) AS run FROM runs WHERE status = 'complete') latest
+      JOIN item_versions v
+        ON v.valid_from_run <= latest.run AND (v.valid_to_run IS NULL OR v.valid_to_run > latest.run);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

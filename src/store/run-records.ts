@@ -2,7 +2,11 @@ import { setImmediate } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
 import type { Store } from './open.js';
 
-export type RunStatus = 'complete' | 'failed' | 'running';
+/**
+ * `held`: the run read everything, but would have removed more items than allowed; its reading stays in
+ * the store (until the next sync discards it), it retires nothing and is never resumed.
+ */
+export type RunStatus = 'complete' | 'held' | 'failed' | 'running';
 
 /** What a run counted: the sync summary and the runs listing are both built from it. */
 export interface RunCounts {
@@ -103,6 +107,14 @@ export function getRunDetail(store: Store, run: number): RunDetail | undefined {
 
 export function latestCompleteRun(store: Store): number | null {
   return pluckRun(store, "SELECT max(run) FROM runs WHERE status = 'complete'");
+}
+
+/** Why the shop's latest finished run was held; null when it was not held. */
+export function latestHeldReason(store: Store): string | null {
+  const row = store.db
+    .prepare("SELECT status, error FROM runs WHERE status IN ('complete', 'held') ORDER BY run DESC LIMIT 1")
+    .get() as { status: RunStatus; error: string | null } | undefined;
+  return row?.status === 'held' ? (row.error ?? '') : null;
 }
 
 /** The complete run before `run`: what `run` is diffed against. */
@@ -210,7 +222,8 @@ function stoppedAttempt(run: RunDetail): AttemptError {
 }
 
 function isResumable(latest: RunDetail, options: BeginRunOptions, now: string): boolean {
-  if (latest.status === 'complete' || latest.query !== options.query) return false;
+  if (latest.status === 'complete' || latest.status === 'held' || latest.query !== options.query)
+    return false;
   const ageMs = Date.parse(now) - Date.parse(latest.heartbeat_at);
   return ageMs < options.resumeWindowMinutes * 60_000;
 }
@@ -231,6 +244,27 @@ export function failRun(
       "UPDATE runs SET status = 'failed', finished_at = ?, error = ?, error_code = ? WHERE run = ? AND status = 'running'",
     )
     .run(now.toISOString(), reason, code, run);
+}
+
+/**
+ * Marks a run that read everything held: its counts are what completing it would have made, `reason`
+ * the sentence that says why it was not. Like a failed run's, what it wrote is discarded by the next
+ * sync, so it never becomes a snapshot.
+ */
+export function holdRun(
+  store: Store,
+  run: number,
+  counts: RunCounts,
+  reason: string,
+  now = new Date(),
+): void {
+  store.db
+    .prepare(
+      `UPDATE runs SET status = 'held', finished_at = @now, heartbeat_at = @now, error = @reason,
+         error_code = 'REMOVALS_HELD', items = @items, added = @added, updated = @updated,
+         removed = @removed, invalid = @invalid WHERE run = @run AND status = 'running'`,
+    )
+    .run({ ...counts, run, reason, now: now.toISOString() });
 }
 
 /** Rows deleted per transaction when a run's data is discarded: short enough not to block the event loop. */

@@ -18,10 +18,12 @@ export interface SyncDeps {
   events?: MarketplaceEvents;
   /** Called synchronously at each `SyncPoint`. */
   onPoint?: (point: SyncPoint) => void;
+  /** This run completes whatever it removes (`--accept-removals`): a person knows the removals are real. */
+  acceptRemovals?: boolean;
   /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
   /**
-   * Told once a run ends, complete or failed (not when stopped or busy: that run is not over), before
+   * Told once a run ends, complete, held or failed (not when stopped or busy: that run is not over), before
    * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
    * outcome. The CLI delivers the notification from here, the worker queues it.
    */

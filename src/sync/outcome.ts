@@ -23,9 +23,9 @@ export type SyncPoint =
   | 'feeds-renamed'
   | 'published';
 
-/** How a run ended, for `onRun`: its summary, or its failure with how far it got. */
+/** How a run ended, for `onRun`: its summary (complete or held), or its failure with how far it got. */
 export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
-  | { readonly status: 'complete'; readonly summary: SyncSummary }
+  | { readonly status: 'complete' | 'held'; readonly summary: SyncSummary }
   | {
       readonly status: 'failed';
       /** Null when the sync failed before it began a run (settings, the store). */
@@ -36,13 +36,23 @@ export type RunEnded = { readonly shop: string; readonly finishedAt: Date } & (
     }
 );
 
-/** What one sync did: its run's counts, between the run and how long it took. */
-export type SyncSummary = { shop: string; run: number; status: 'complete' } & RunCounts & {
+/**
+ * What one sync did: its run's counts, between the run and how long it took. A held run's counts are
+ * what completing it would have made; `held` is the sentence that says why it was not.
+ */
+export type SyncSummary = { shop: string; run: number } & (
+  | { status: 'complete' }
+  | { status: 'held'; held: string }
+) &
+  RunCounts & { duration_ms: number };
+
+/** The contract's `sync --json` object. */
+export type SummaryJson = { shop: string; run: number; status: SyncSummary['status'] } & RunCounts & {
     duration_ms: number;
   };
 
 /** The contract's `sync --json` shape, keys in the documented order (notifications extend it). */
-export function summaryJson(s: SyncSummary): SyncSummary {
+export function summaryJson(s: SyncSummary): SummaryJson {
   return {
     shop: s.shop,
     run: s.run,

@@ -30,8 +30,8 @@ export class ReadingWatch {
   constructor(
     store: Store,
     run: number,
-    readonly deps: SyncDeps,
-    readonly log: Logger,
+    private readonly onProgress: SyncDeps['onProgress'],
+    private readonly log: Logger,
   ) {
     this.pagesBefore = getRun(store, run)?.pages ?? 0;
     const previous = previousCompleteRun(store, run);
@@ -54,7 +54,7 @@ export class ReadingWatch {
     this.progress.invalid += page.invalid.length;
     this.rereads += page.rereads;
     this.log.debug({ page: page.page, items: page.items.length, duplicates: page.duplicates }, 'page read');
-    this.deps.onProgress?.({ ...this.progress });
+    this.onProgress?.({ ...this.progress });
     this.warnIfFarLonger();
   }
 
@@ -106,16 +106,16 @@ export async function stageListing(
   pages: AsyncIterable<ItemPage>,
   batch: StagingBatch,
   reading: ReadingWatch,
+  { signal, log }: { readonly signal: AbortSignal | undefined; readonly log: Logger },
 ): Promise<void> {
-  const { deps } = reading;
   try {
     for await (const page of pages) {
       batch.add(page);
       reading.page(page);
-      if (deps.signal?.aborted) {
+      if (signal?.aborted) {
         // The page just read is staged first: asRunFailure tells the stop as resuming after it.
         batch.flush();
-        deps.signal.throwIfAborted();
+        signal.throwIfAborted();
       }
       // Pages read ahead are already settled, so without this turn the loop would stage them all in
       // one unbroken chain of microtasks, holding up timers (lease renewals) and other shops' I/O.
@@ -123,7 +123,7 @@ export async function stageListing(
     }
     batch.flush();
   } catch (error) {
-    stageBeforeFailing(batch, reading.log);
+    stageBeforeFailing(batch, log);
     throw error;
   }
 }

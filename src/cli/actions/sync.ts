@@ -1,5 +1,5 @@
 import { readSecret, type ShopConfig } from '../../config/app-config.js';
-import { DeliveryError } from '../../errors.js';
+import { DeliveryError, RemovalsHeldError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';
 import { type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync/index.js';
@@ -10,10 +10,14 @@ import { ProgressLine } from '../progress.js';
 
 export interface SyncFlags extends ShopChoice {
   perPage?: number;
+  acceptRemovals?: boolean;
   json?: boolean;
 }
 
-/** `sync`: one complete sync of each chosen shop, its summary printed as it ends. */
+/**
+ * `sync`: one complete sync of each chosen shop, its summary printed as it ends. A held run's summary is
+ * printed too, and then fails the shop: its feeds were not replaced.
+ */
 export async function syncAction(io: CliIO, flags: SyncFlags): Promise<void> {
   const context = commandContext(io);
   // Read before any sync: a notification secret that cannot be read is a setting to fix first.
@@ -23,10 +27,15 @@ export async function syncAction(io: CliIO, flags: SyncFlags): Promise<void> {
     flags,
     async (configured) => {
       const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
-      const summary = await syncOne(shop, context, io, secret);
+      const summary = await syncOne(shop, context, io, secret, flags.acceptRemovals === true);
       writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+      if (summary.status === 'held') throw new RemovalsHeldError(`Shop ${shop.name}: ${summary.held}.`);
     },
     (shop, error) => {
+      if (error instanceof RemovalsHeldError) {
+        writeLine(io.stderr, `shop-sync: ${error.message}`);
+        return;
+      }
       if (flags.json)
         writeLine(io.stdout, JSON.stringify({ shop: shop.name, status: 'failed', error: error.message }));
       writeLine(io.stderr, `shop-sync: Shop ${shop.name} failed: ${error.message}`);
@@ -40,6 +49,7 @@ async function syncOne(
   context: CommandContext,
   io: CliIO,
   secret: string | undefined,
+  acceptRemovals: boolean,
 ): Promise<SyncSummary> {
   const progress = io.stderr.isTTY ? new ProgressLine(context.status, `Syncing ${shop.name}`) : undefined;
   try {
@@ -48,6 +58,7 @@ async function syncOne(
       log: context.log,
       signal: io.signal,
       onProgress: progress?.update,
+      acceptRemovals,
       onRun: shop.notifyUrl === undefined ? undefined : notifier(shop.notifyUrl, secret, context, io),
     });
   } finally {
@@ -87,6 +98,12 @@ function notifier(
 }
 
 export function summaryText(s: SyncSummary): string {
+  if (s.status === 'held') {
+    return [
+      `Shop ${s.shop}: run ${s.run} held in ${(s.duration_ms / 1000).toFixed(1)} s: ${s.held}.`,
+      `${s.items} items from ${s.pages} pages; completing it would have added ${s.added}, updated ${s.updated} and removed ${s.removed}.`,
+    ].join('\n');
+  }
   const invalid = s.invalid > 0 ? `, ${s.invalid} invalid items skipped` : '';
   return [
     `Shop ${s.shop}: run ${s.run} complete in ${(s.duration_ms / 1000).toFixed(1)} s.`,

@@ -16,6 +16,10 @@ export function syncCommand(io: CliIO): Command {
         'page size to ask the marketplace for, 1 to 1000 (default: SYNC_PER_PAGE)',
         perPage,
       )
+      .option(
+        '--accept-removals',
+        'complete this run whatever it removes, even more than SYNC_MAX_REMOVED allows (the removals are real)',
+      )
       .option('--json', 'print the summary as one JSON object (with --all: one a line)')
       // The sync itself is loaded when it runs: `--help` and the other commands do not compile it.
       .action(async (flags: SyncFlags) => (await import('../actions/sync.js')).syncAction(io, flags))

@@ -22,6 +22,7 @@ interface TriggerFlags {
   all?: boolean;
   wait?: boolean;
   timeout?: number;
+  acceptRemovals?: boolean;
   json?: boolean;
 }
 
@@ -34,6 +35,10 @@ export function triggerCommand(io: CliIO): Command {
     .option('--all', 'every configured shop')
     .option('--wait', 'wait until the syncs have finished and print their summaries')
     .option('--timeout <seconds>', 'with --wait, give up waiting after this long (exit 1)', positiveSeconds)
+    .option(
+      '--accept-removals',
+      'the queued sync completes whatever it removes, even more than SYNC_MAX_REMOVED allows',
+    )
     .option('--json', 'print one JSON object per shop, one a line')
     .action(async (flags: TriggerFlags) => {
       const { config, log } = commandContext(io);
@@ -41,7 +46,7 @@ export function triggerCommand(io: CliIO): Command {
       const redis = await connectRedis(config.redisUrl);
       const queues = new ShopQueues(redis, config.queuePrefix, log);
       try {
-        const triggered = await triggerSyncs(queues, shops);
+        const triggered = await triggerSyncs(queues, shops, { acceptRemovals: flags.acceptRemovals });
         if (!flags.wait) {
           for (const one of triggered)
             writeLine(io.stdout, flags.json ? JSON.stringify(one) : queuedNote(one));

@@ -67,7 +67,7 @@ describe('the end of the listing', () => {
   it('is not a 404 on the first page of a resumed reading either', async () => {
     const s = await serving(() => ({ status: 404, body: '{"detail":"Invalid page."}' }));
     live.client = scriptedClient(s.baseUrl);
-    const resume = { end: 99, maxPerPage: 25, tail: ['p4-24'] };
+    const resume = JSON.stringify({ end: 99, maxPerPage: 25, tail: ['p4-24'] });
     await expect(readAll(live.client, { perPage: 25, resume })).rejects.toThrow(
       'GET /v1/sell/shop/items?page=1&per_page=25 failed with HTTP 404: Invalid page.',
     );
