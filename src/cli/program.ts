@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { ShopSyncError } from '../errors.js';
 import { commandList, REDIS_COMMANDS } from './commands/registry.js';
 import { HELP_EXAMPLES } from './help.js';
@@ -26,12 +26,21 @@ export async function buildProgram(io: CliIO, argv: readonly string[] = []): Pro
     ),
   );
   for (const command of [...before, ...redis, ...after]) program.addCommand(command);
+  // A Redis command not loaded has no options yet: the list shows the usage it declares instead.
+  program.configureHelp({
+    subcommandTerm: (command) => {
+      const lazy = command.name() === named ? undefined : REDIS_COMMANDS[command.name()];
+      return lazy ? `${command.name()} ${lazy.usage}`.trimEnd() : new Help().subcommandTerm(command);
+    },
+  });
   for (const command of [program, ...program.commands]) {
     const example = HELP_EXAMPLES[command.name()];
     if (example) command.addHelpText('after', example);
     command.exitOverride().configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Commander's own errors (an unknown option, a bad value) begin like every other error of ours.
+      outputError: (text, write) => write(text.replace(/^error: /, 'shop-sync: ')),
     });
   }
   return program;

@@ -14,15 +14,29 @@ describe('shop-sync command line', () => {
     for (const command of ['sync', 'runs', 'diff', 'export', 'simulate', 'demo']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
+    // The commands that need Redis are listed like the others: with their options when they have some.
+    expect(result.stdout).toMatch(/^ {2}trigger \[options\] /m);
+    expect(result.stdout).toMatch(/^ {2}status \[options\] /m);
+    expect(result.stdout).toMatch(/^ {2}worker {2,}/m);
+    for (const command of ['trigger', 'status']) {
+      const help = await runCli([command, '--help'], {}, cwd);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: shop-sync ${command} \\[options\\]`));
+    }
   });
 
   it('treats an unknown flag or command as a usage error (exit 2)', async () => {
     const flag = await runCli(['--bogus'], {}, cwd);
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toContain("unknown option '--bogus'");
+    // Worded like every other error of shop-sync.
+    expect(flag.stderr).toBe("shop-sync: unknown option '--bogus'\n(add --help for usage)\n");
     const command = await runCli(['frobnicate'], {}, cwd);
     expect(command.code).toBe(2);
-    expect(command.stderr).toContain("unknown command 'frobnicate'");
+    expect(command.stderr).toBe("shop-sync: unknown command 'frobnicate'\n(add --help for usage)\n");
+    const value = await runCli(['sync', '--per-page', 'abc'], {}, cwd);
+    expect(value.code).toBe(2);
+    expect(value.stderr).toBe(
+      "shop-sync: option '--per-page <n>' argument 'abc' is invalid. expected a whole number from 1 to 1000.\n",
+    );
   });
 
   it('reports a configuration error in one sentence naming the setting, exit 2, no stack trace', async () => {
