@@ -301,6 +301,15 @@ describe('schedules', () => {
     expect(await schedulerIds()).toEqual([schedulerId('north'), schedulerId('south')]);
   });
 
+  it('takes a changed schedule of a shop at the next start', async () => {
+    const before = await start(shopsConfig({ north: '0 4 * * *' }));
+    await before.close();
+    await start(shopsConfig({ north: '*/5 * * * *' }));
+
+    const [scheduler] = await queues.ticks.getJobSchedulers();
+    expect(scheduler).toMatchObject({ key: schedulerId('north'), pattern: '*/5 * * * *' });
+  });
+
   it('sends a sync to a worker that knows its shop, with two workers of different shops on one Redis', async () => {
     await start(shopsConfig({ north: '0 0 1 1 *' }));
     await start(shopsConfig({ south: '0 0 1 1 *' }));
