@@ -61,7 +61,11 @@ async function clientCount(redisUrl: string): Promise<number> {
   const redis = await connectRedis(redisUrl);
   try {
     // Less the connection asking.
-    return String(await redis.client('LIST')).trim().split('\n').length - 1;
+    return (
+      String(await redis.client('LIST'))
+        .trim()
+        .split('\n').length - 1
+    );
   } finally {
     await redis.quit();
   }
