@@ -12,9 +12,9 @@ import { type SimulatorProcess, startSimulatorProcess } from './simulator-proces
 
 /** Syncs one worker process runs at once (WORKER_CONCURRENCY) and requests each keeps in flight. */
 const WORKER_CONCURRENCY = 4;
-const MAX_IN_FLIGHT = 8;
-const LATENCY_MS = 30;
-const CLOCK_TICKS_PER_SECOND = 100;
+export const MAX_IN_FLIGHT = 8;
+export const LATENCY_MS = 30;
+export const CLOCK_TICKS_PER_SECOND = 100;
 /**
  * The machine's Redis, on a database of the bench's own: never 0, where a developer's own data may live,
  * nor the tests' 9. Every key a run writes is deleted when it ends.
@@ -53,20 +53,20 @@ export interface FleetResult {
   runs: FleetWorkers[];
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
+export const round2 = (n: number) => Math.round(n * 100) / 100;
 
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
 
-function peakRssMiB(pid: number): number {
+export function peakRssMiB(pid: number): number {
   const kib = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Math.round((Number(kib) / 1024) * 10) / 10;
 }
 
-function shopList(sim: SimulatorProcess, shops: number, items: number): BaselineShop[] {
+export function shopList(sim: SimulatorProcess, shops: number, items: number): BaselineShop[] {
   return Array.from({ length: shops }, (_, i) => ({
     baseUrl: `${sim.baseUrl}/shops/${i + 1}`,
     clientId: 'demo-client',
@@ -78,7 +78,7 @@ function shopList(sim: SimulatorProcess, shops: number, items: number): Baseline
 }
 
 /** A config file of every shop; schedules that never fire during a run. */
-function writeConfig(file: string, dataDir: string, shops: readonly BaselineShop[]): void {
+export function writeConfig(file: string, dataDir: string, shops: readonly BaselineShop[]): void {
   const entries = shops.map((shop, i) => [
     `shop-${i + 1}`,
     {
@@ -94,7 +94,9 @@ function writeConfig(file: string, dataDir: string, shops: readonly BaselineShop
   writeFileSync(file, JSON.stringify({ data_dir: dataDir, shops: Object.fromEntries(entries) }));
 }
 
-function startWorker(env: Record<string, string>): Promise<ChildProcessByStdio<null, Readable, Readable>> {
+export function startWorker(
+  env: Record<string, string>,
+): Promise<ChildProcessByStdio<null, Readable, Readable>> {
   const child = spawnProbed(CLI, ['worker'], env);
   let log = '';
   return new Promise((resolve, reject) => {
@@ -110,7 +112,7 @@ function startWorker(env: Record<string, string>): Promise<ChildProcessByStdio<n
   });
 }
 
-async function ended(child: ChildProcessByStdio<null, Readable, Readable>): Promise<void> {
+export async function ended(child: ChildProcessByStdio<null, Readable, Readable>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const closed = new Promise((resolve) => child.on('close', resolve));
   child.kill('SIGTERM');
@@ -238,7 +240,7 @@ async function withWorkers(
 }
 
 /** Every key of the round (queues, schedules, tokens), gone from Redis. */
-async function removeKeys(redisUrl: string, prefix: string): Promise<void> {
+export async function removeKeys(redisUrl: string, prefix: string): Promise<void> {
   const redis = await connectRedis(redisUrl);
   try {
     await deleteKeysUnder(redis, prefix);

@@ -5,12 +5,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BENCH_REDIS_URL, type FleetResult, runFleet } from './fleet-bench.js';
+import { runScale, type ScaleResult } from './fleet-scale.js';
 import { runSingle, type SingleResult } from './single.js';
 
 /**
  * `npm run bench [-- --items N --latencies 0,30]`: one shop against a simulator process, every figure a
  * ratio against the baseline client of the same run. `npm run bench -- --fleet [--shops S --shop-items M
- * --workers 1,2 --redis-url URL]`: many shops through Redis and worker processes. Each run writes its figures
+ * --workers 1,2 --redis-url URL]`: many shops (100 x 2,000) through Redis and worker processes. `npm run
+ * bench -- --scale [--shops S --shop-items M --redis-url URL]`: a thousand small shops (1,000 x 20) on one
+ * worker: its start-up, Redis connections, memory, first syncs and shutdown. Each run writes its figures
  * to bench/results/.
  */
 
@@ -20,8 +23,9 @@ const { values } = parseArgs({
   options: {
     items: { type: 'string', default: '100000' },
     fleet: { type: 'boolean', default: false },
-    shops: { type: 'string', default: '100' },
-    'shop-items': { type: 'string', default: '2000' },
+    scale: { type: 'boolean', default: false },
+    shops: { type: 'string' },
+    'shop-items': { type: 'string' },
     latencies: { type: 'string', default: '0,30' },
     workers: { type: 'string', default: '1,2' },
     'redis-url': { type: 'string', default: BENCH_REDIS_URL },
@@ -111,6 +115,56 @@ function printSingle(result: SingleResult): void {
   );
 }
 
+function printScale(result: ScaleResult): void {
+  process.stdout.write(
+    `shop-sync fleet-scale benchmark: ${result.shops} shops x ${result.itemsPerShop} items, ${result.latencyMs} ms a request, one worker (WORKER_CONCURRENCY=${result.concurrency})\n\n`,
+  );
+  const { first, baseline } = result;
+  table(
+    ['process', 'wall s', 'shops/s', 'x baseline', 'CPU ms/shop', 'x baseline', 'peak RSS MiB'],
+    [
+      [
+        `baseline client (${result.concurrency} in flight)`,
+        (baseline.wallMs / 1000).toFixed(2),
+        baseline.shopsPerSecond,
+        '1.00',
+        baseline.cpuPerShopMs,
+        '1.00',
+        baseline.peakRssMiB,
+      ],
+      [
+        'worker: first syncs',
+        (first.wallMs / 1000).toFixed(2),
+        first.shopsPerSecond,
+        first.shopsPerSecondVsBaseline.toFixed(2),
+        first.cpuPerShopMs,
+        first.cpuPerShopVsBaseline.toFixed(2),
+        first.peakRssMiB,
+      ],
+    ],
+  );
+  table(
+    ['worker', 'figure'],
+    [
+      ['start-up until `worker started`', `${(result.startupMs / 1000).toFixed(2)} s`],
+      [
+        'Redis connections held (idle / peak in the round)',
+        `${result.connections.idle} / ${result.connections.peak}`,
+      ],
+      [
+        'CLIENT LIST before / after start-up (whole server)',
+        `${result.clientList.before} / ${result.clientList.after}`,
+      ],
+      ['idle RSS', `${result.idleRssMiB} MiB`],
+      ['shutdown (SIGTERM until exit)', `${(result.shutdownMs / 1000).toFixed(2)} s`],
+      ['longest event-loop block', `${result.loopMaxMs} ms`],
+    ],
+  );
+  process.stdout.write(
+    'bars: <= 10 connections (goal 5); start-up <= 3 s; idle RSS <= 150 MiB; >= 60 shops/s; peak RSS <= 250 MiB\n',
+  );
+}
+
 function printFleet(result: FleetResult): void {
   process.stdout.write(
     `shop-sync fleet benchmark: ${result.shops} shops x ${result.itemsPerShop} items, ${result.latencyMs} ms a request, worker processes through Redis\n\n`,
@@ -166,32 +220,42 @@ async function main(): Promise<void> {
   const started = new Date();
   const root = mkdtempSync(path.join(os.tmpdir(), 'shop-sync-bench-'));
   const before = machine();
-  let result: { single: SingleResult } | { fleet: FleetResult };
+  let result: { single: SingleResult } | { fleet: FleetResult } | { scale: ScaleResult };
   try {
-    result = values.fleet
+    result = values.scale
       ? {
-          fleet: await runFleet(
-            count('shops', values.shops),
-            count('shop-items', values['shop-items']),
-            counts('workers', values.workers, 1),
+          scale: await runScale(
+            count('shops', values.shops ?? '1000'),
+            count('shop-items', values['shop-items'] ?? '20'),
             root,
             values['redis-url'],
           ),
         }
-      : {
-          single: await runSingle(
-            count('items', values.items),
-            counts('latencies', values.latencies, 0),
-            root,
-          ),
-        };
+      : values.fleet
+        ? {
+            fleet: await runFleet(
+              count('shops', values.shops ?? '100'),
+              count('shop-items', values['shop-items'] ?? '2000'),
+              counts('workers', values.workers, 1),
+              root,
+              values['redis-url'],
+            ),
+          }
+        : {
+            single: await runSingle(
+              count('items', values.items),
+              counts('latencies', values.latencies, 0),
+              root,
+            ),
+          };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
   if ('fleet' in result) printFleet(result.fleet);
+  else if ('scale' in result) printScale(result.scale);
   else printSingle(result.single);
   // To the second: runs started in the same minute each keep their file.
-  const name = `${started.toISOString().slice(0, 19).replace(/:/g, '')}-${commit()}${values.fleet ? '-fleet' : ''}.json`;
+  const name = `${started.toISOString().slice(0, 19).replace(/:/g, '')}-${commit()}${values.scale ? '-scale' : values.fleet ? '-fleet' : ''}.json`;
   mkdirSync(values.out, { recursive: true });
   const file = path.join(values.out, name);
   const loadAverageAfter = machine().loadAverage;

@@ -6,7 +6,7 @@ import type { Logger } from '../src/log.js';
 import { deliverOnce, shownTarget } from '../src/notify/deliver.js';
 import { NOTIFY_EVENTS, type Notification } from '../src/notify/payload.js';
 import { logErrors } from './log-errors.js';
-import { notifyQueueName, type ShopQueues } from './queue.js';
+import type { ShopQueues } from './queue.js';
 
 export const DELIVER_JOB = 'deliver';
 
@@ -27,12 +27,17 @@ export const DELIVERY_WINDOW_MS = 24 * 3600_000;
 /** The first retry's wait; each next one doubles, up to MAX_WAIT_MS. */
 export const FIRST_WAIT_MS = 1_000;
 const MAX_WAIT_MS = 3600_000;
+/**
+ * Deliveries at once across the group's shops: they wait on receivers (10 s at most each), not on the
+ * CPU or the store.
+ */
+const DELIVERIES_AT_ONCE = 32;
 
 /**
  * Attempts enough for the window at the longest wait; the window itself is enforced by the processor,
  * which gives up once the next attempt would start after it.
  */
-const DELIVERY_JOB_OPTIONS: JobsOptions = {
+export const DELIVERY_JOB_OPTIONS: JobsOptions = {
   attempts: 1_000,
   backoff: { type: 'doubling' },
   // Gone once taken: a delivery id that comes back (a store started afresh) is a new delivery.
@@ -47,11 +52,15 @@ export function retryWait(attempt: number): number {
 }
 
 /**
- * Queues a shop's notification for the worker's delivery workers. The job id is the delivery id, so a
- * notification queued twice (a failed run's attempts) is one delivery while it is pending.
+ * Queues a shop's notification for the delivery workers of the shop's group. The job id is the delivery
+ * id, so a notification queued twice (a failed run's attempts) is one delivery while it is pending.
  */
-export async function queueNotification(queues: ShopQueues, notification: Notification): Promise<void> {
-  await queues.notifyOf(notification.shop).add(
+export async function queueNotification(
+  queues: ShopQueues,
+  group: string,
+  notification: Notification,
+): Promise<void> {
+  await queues.notifyOf(group).add(
     DELIVER_JOB,
     {
       shop: notification.shop,
@@ -65,55 +74,50 @@ export async function queueNotification(queues: ShopQueues, notification: Notifi
 }
 
 /**
- * One delivery worker per configured shop with a notify URL: each job is one attempt; a failed attempt
- * is retried by BullMQ after `retryWait`, for DELIVERY_WINDOW_MS from the job's creation, across worker
- * restarts (the job waits in Redis). A shop's URL or the secret removed from the configuration meanwhile
- * fails the job for good, saying so.
+ * The group's delivery worker, when a shop of it has a notify URL: each job is one attempt; a failed
+ * attempt is retried by BullMQ after `retryWait`, for DELIVERY_WINDOW_MS from the job's creation, across
+ * worker restarts (the job waits in Redis). A shop's URL or the secret removed from the configuration
+ * meanwhile fails the job for good, saying so.
  */
-export function deliveryWorkers(
+export function deliveryWorker(
   config: AppConfig,
+  queues: ShopQueues,
+  group: string,
   settings: WorkerOptions,
   log: Logger,
   counted: (shop: string, outcome: 'delivered' | 'retrying' | 'failed') => void,
-): Worker[] {
-  return Object.values(config.shops)
-    .filter((shop) => shop.notifyUrl !== undefined)
-    .map((shop) => {
-      const worker = new Worker(notifyQueueName(shop.name), deliveryProcessor(config, shop.name, log), {
-        ...settings,
-        // Deliveries wait on receivers, not on the CPU or the store: a few at once per shop.
-        concurrency: 4,
-        settings: { backoffStrategy: (attemptsMade) => retryWait(attemptsMade) },
-      });
-      worker.on('failed', (job, error) => {
-        counted(shop.name, error instanceof UnrecoverableError ? 'failed' : 'retrying');
-        if (job)
-          log.warn(
-            {
-              shop: shop.name,
-              delivery: job.data?.delivery,
-              attempts: job.attemptsMade,
-              reason: error.message,
-            },
-            'notification not taken',
-          );
-      });
-      worker.on('completed', (job) => {
-        counted(shop.name, 'delivered');
-        log.info(
-          { shop: shop.name, delivery: job.data?.delivery, attempts: job.attemptsMade + 1 },
-          'notification delivered',
-        );
-      });
-      return logErrors(worker, log, 'worker');
-    });
+): Worker | undefined {
+  if (!Object.values(config.shops).some((shop) => shop.notifyUrl !== undefined)) return undefined;
+  const worker = new Worker(queues.notifyOf(group).name, deliveryProcessor(config, log), {
+    ...settings,
+    concurrency: DELIVERIES_AT_ONCE,
+    settings: { backoffStrategy: (attemptsMade) => retryWait(attemptsMade) },
+  });
+  worker.on('failed', (job, error) => {
+    const shop = job?.data?.shop;
+    counted(shop, error instanceof UnrecoverableError ? 'failed' : 'retrying');
+    if (job)
+      log.warn(
+        { shop, delivery: job.data?.delivery, attempts: job.attemptsMade, reason: error.message },
+        'notification not taken',
+      );
+  });
+  worker.on('completed', (job) => {
+    counted(job.data?.shop, 'delivered');
+    log.info(
+      { shop: job.data?.shop, delivery: job.data?.delivery, attempts: job.attemptsMade + 1 },
+      'notification delivered',
+    );
+  });
+  return logErrors(worker, log, 'worker');
 }
 
-function deliveryProcessor(config: AppConfig, shop: string, log: Logger): (job: Job) => Promise<void> {
+function deliveryProcessor(config: AppConfig, log: Logger): (job: Job) => Promise<void> {
   return async (job) => {
     const parsed = DeliveryJobData.safeParse(job.data);
-    if (!parsed.success || parsed.data.shop !== shop)
-      throw new UnrecoverableError(`The delivery job's data is not a notification of shop ${shop}.`);
+    if (!parsed.success || !config.shops[parsed.data.shop])
+      throw new UnrecoverableError(`The delivery job's data is not a notification of a shop of this worker.`);
+    const { shop } = parsed.data;
     const url = config.shops[shop]?.notifyUrl;
     if (url === undefined)
       throw new UnrecoverableError(`Shop ${shop} has no notify URL any more: the notification is dropped.`);

@@ -30,16 +30,22 @@ export class Outcomes {
   }
 }
 
-/** Logs a shop's sync worker's job events as JSON lines and tells `outcomes` how each job ended. */
-export function followSyncJobs(worker: Worker, shop: string, log: Logger, outcomes: Outcomes): void {
-  const fields = (job: Job) => ({ job: job.id, name: job.name, shop });
+/** The shop a job names, as far as it names one (a job that names none fails, saying so). */
+function shopOf(job: Job): string {
+  const shop = (job.data as { shop?: unknown } | undefined)?.shop;
+  return typeof shop === 'string' ? shop : '';
+}
+
+/** Logs the sync worker's job events as JSON lines and tells `outcomes` how each job ended. */
+export function followSyncJobs(worker: Worker, log: Logger, outcomes: Outcomes): void {
+  const fields = (job: Job) => ({ job: job.id, name: job.name, shop: shopOf(job) });
   worker.on('active', (job) => log.info({ ...fields(job), attempt: job.attemptsMade + 1 }, 'job started'));
   worker.on('completed', (job, summary: SyncSummary) => {
     log.info(fields(job), 'job completed');
-    outcomes.emit({ shop, job: job.id, outcome: 'completed', summary });
+    outcomes.emit({ shop: shopOf(job), job: job.id, outcome: 'completed', summary });
   });
   worker.on('failed', (job, error) => {
-    if (!job) return log.error({ shop, reason: error.message }, 'job failed');
+    if (!job) return log.error({ reason: error.message }, 'job failed');
     const retries = !(error instanceof UnrecoverableError) && job.attemptsMade < (job.opts.attempts ?? 1);
     const code = errorCode(error);
     log.error(
@@ -47,7 +53,7 @@ export function followSyncJobs(worker: Worker, shop: string, log: Logger, outcom
       'job failed',
     );
     outcomes.emit({
-      shop,
+      shop: shopOf(job),
       job: job.id,
       outcome: retries ? 'retrying' : 'failed',
       code,
@@ -55,7 +61,7 @@ export function followSyncJobs(worker: Worker, shop: string, log: Logger, outcom
     });
   });
   worker.on('stalled', (job) =>
-    log.warn({ job, shop }, 'job stalled: its worker stopped renewing its lock; it runs again'),
+    log.warn({ job }, 'job stalled: its worker stopped renewing its lock; it runs again'),
   );
   logErrors(worker, log, 'worker');
 }

@@ -1,11 +1,11 @@
 import { type Job, MetricsTime, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { AppConfig } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
-import { deliveryWorkers } from './deliveries.js';
+import { deliveryWorker } from './deliveries.js';
 import { followSyncJobs, type Outcomes } from './job-events.js';
 import { logErrors } from './log-errors.js';
 import type { NotificationOutcome } from './ops/metrics.js';
-import { SCHEDULED_JOB, ShopJobData, type ShopQueues, syncQueueName, TICK_QUEUE } from './queue.js';
+import { SCHEDULED_JOB, ShopJobData, type ShopQueues, TICK_QUEUE } from './queue.js';
 import { scheduledSyncProcessor, type TickResult } from './schedulers.js';
 import { type SyncProcessorDeps, syncProcessor } from './sync-processor.js';
 
@@ -29,6 +29,10 @@ export const MAX_STALLED_COUNT = 3;
 export interface QueueWorkersContext {
   readonly config: AppConfig;
   readonly queues: ShopQueues;
+  /** The group of the worker's shops: its sync and delivery queues. */
+  readonly group: string;
+  /** Syncs at once (WORKER_CONCURRENCY). */
+  readonly concurrency: number;
   readonly log: Logger;
   readonly outcomes: Outcomes;
   /** Counts a notification's delivery attempt (the ops port's metrics). */
@@ -36,14 +40,15 @@ export interface QueueWorkersContext {
 }
 
 /**
- * One BullMQ worker per configured shop's sync queue, then the tick worker, then the delivery workers,
- * resolved once every one of them is connected.
+ * The process's BullMQ workers, each with one blocking connection, whatever the number of shops: the
+ * group's syncs (`concurrency` at once), the scheduler ticks, and the group's deliveries when a shop has
+ * a notify URL. Resolved once every one of them is connected.
  */
 export async function startQueueWorkers(
   context: QueueWorkersContext,
   deps: SyncProcessorDeps,
 ): Promise<Worker[]> {
-  const { config, queues, log, outcomes } = context;
+  const { config, queues, group, log, outcomes } = context;
   const settings: WorkerOptions = {
     connection: queues.redis,
     prefix: config.queuePrefix,
@@ -54,19 +59,20 @@ export async function startQueueWorkers(
     // BullMQ counts completed and failed jobs only when asked to; /metrics exports the counts.
     metrics: { maxDataPoints: MetricsTime.ONE_WEEK },
   };
-  const workers: Worker[] = Object.keys(config.shops).map((shop) => {
-    const worker = new Worker(syncQueueName(shop), syncProcessor(shop, deps), settings);
-    followSyncJobs(worker, shop, log, outcomes);
-    return worker;
+  const syncs = new Worker(queues.syncOf(group).name, syncProcessor(deps), {
+    ...settings,
+    concurrency: context.concurrency,
   });
-  workers.push(tickWorker(queues, settings, log));
-  workers.push(...deliveryWorkers(config, settings, log, context.notified));
+  followSyncJobs(syncs, log, outcomes);
+  const workers = [syncs, tickWorker(context, settings)];
+  const deliveries = deliveryWorker(config, queues, group, settings, log, context.notified);
+  if (deliveries) workers.push(deliveries);
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   return workers;
 }
 
-function tickWorker(queues: ShopQueues, settings: WorkerOptions, log: Logger): Worker {
-  const tick = scheduledSyncProcessor(queues);
+function tickWorker({ queues, group, config, log }: QueueWorkersContext, settings: WorkerOptions): Worker {
+  const tick = scheduledSyncProcessor(queues, { group, shops: new Set(Object.keys(config.shops)) });
   const worker = new Worker<unknown, TickResult>(
     TICK_QUEUE,
     (job) => {

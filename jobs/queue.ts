@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { type Job, type JobsOptions, Queue } from 'bullmq';
+import { createHash, randomUUID } from 'node:crypto';
+import { Job, type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { isShopName, SHOP_NAME_RULE } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync/index.js';
 import { logErrors } from './log-errors.js';
+import { QueueUnavailableError } from './queue-errors.js';
 
 /**
  * The shared queue of scheduler ticks. Any worker may take a tick: it only queues a sync in the shop's
@@ -18,16 +19,35 @@ export const SYNC_JOB = 'sync';
 export const SCHEDULED_JOB = 'scheduled-sync';
 
 /**
- * Each shop has a sync queue of its own, read only by workers that have the shop configured: a job
- * never reaches a worker that does not know its shop (shards and rolling deploys share one Redis), and
- * one worker per queue with concurrency 1 runs one sync of a shop at a time.
+ * The shops a worker serves make its group: workers configured with the same shops share one sync queue
+ * and one delivery queue, whatever the number of shops, and only they read them, so a job never reaches
+ * a worker that does not know its shop (shards and rolling deploys share one Redis). The group's name
+ * is derived from its shops rather than set, so two workers with different shops can never share one.
  */
-export function syncQueueName(shop: string): string {
+export function groupOf(shops: readonly string[]): string {
+  return createHash('sha256')
+    .update([...shops].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 12);
+}
+
+/** A group's sync queue. `@` is not allowed in a shop name: no shop's old queue can take this name. */
+export function syncQueueName(group: string): string {
+  return `sync@${group}`;
+}
+
+/** A group's notifications to deliver (see deliveries.ts). */
+export function notifyQueueName(group: string): string {
+  return `notify@${group}`;
+}
+
+/** The queue of one shop's syncs before workers were grouped: emptied by the workers that have its shop. */
+export function legacySyncQueueName(shop: string): string {
   return `sync-${shop}`;
 }
 
-/** A shop's notifications to deliver: a queue of its own, read only by workers that know the shop. */
-export function notifyQueueName(shop: string): string {
+/** The queue of one shop's notifications before workers were grouped. */
+export function legacyNotifyQueueName(shop: string): string {
   return `notify-${shop}`;
 }
 
@@ -64,11 +84,11 @@ export const TICK_JOB_OPTIONS: JobsOptions = {
 
 /**
  * The queues one process uses, opened on first use and closed together. Each has an `error` listener,
- * so that a Redis outage is logged as JSON lines instead of crashing or printing stacks.
+ * so that a Redis outage is logged as JSON lines instead of crashing or printing stacks. They share one
+ * connection: only a BullMQ worker needs one of its own.
  */
 export class ShopQueues {
-  private readonly queues = new Map<string, SyncQueue>();
-  private readonly notifyQueues = new Map<string, Queue>();
+  private readonly queues = new Map<string, Queue>();
   readonly ticks: Queue<ShopJobData, unknown>;
 
   constructor(
@@ -79,39 +99,28 @@ export class ShopQueues {
     this.ticks = logErrors(new Queue(TICK_QUEUE, { connection: redis, prefix }), log, 'queue');
   }
 
-  of(shop: string): SyncQueue {
-    let queue = this.queues.get(shop);
+  /** A group's sync queue. */
+  syncOf(group: string): SyncQueue {
+    return this.named(syncQueueName(group)) as SyncQueue;
+  }
+
+  /** A group's queue of notifications to deliver. */
+  notifyOf(group: string): Queue {
+    return this.named(notifyQueueName(group));
+  }
+
+  named(name: string): Queue {
+    let queue = this.queues.get(name);
     if (!queue) {
-      queue = logErrors(
-        new Queue<ShopJobData, SyncSummary>(syncQueueName(shop), {
-          connection: this.redis,
-          prefix: this.prefix,
-        }),
-        this.log,
-        'queue',
-      );
-      this.queues.set(shop, queue);
+      queue = logErrors(new Queue(name, { connection: this.redis, prefix: this.prefix }), this.log, 'queue');
+      this.queues.set(name, queue);
     }
     return queue;
   }
 
-  /** A shop's queue of notifications to deliver (see deliveries.ts). */
-  notifyOf(shop: string): Queue {
-    let queue = this.notifyQueues.get(shop);
-    if (!queue) {
-      queue = logErrors(
-        new Queue(notifyQueueName(shop), { connection: this.redis, prefix: this.prefix }),
-        this.log,
-        'queue',
-      );
-      this.notifyQueues.set(shop, queue);
-    }
-    return queue;
-  }
-
-  /** Every queue opened so far (the ticks' first, then the syncs', then the notifications'). */
+  /** Every queue opened so far, the ticks' first. */
   all(): Queue[] {
-    return [this.ticks as Queue, ...(this.queues.values() as Iterable<Queue>), ...this.notifyQueues.values()];
+    return [this.ticks as Queue, ...this.queues.values()];
   }
 
   async close(): Promise<void> {
@@ -130,27 +139,46 @@ export interface EnqueueOptions {
   readonly promote?: boolean;
   /** The sync completes whatever it removes (`trigger --accept-removals`), also one already waiting. */
   readonly acceptRemovals?: boolean;
+  /** The job's id (a job moved from another queue keeps its own); a new one by default. */
+  readonly jobId?: string;
 }
 
+/** The states of a sync that has not started (or went back to wait): a new request is that sync. */
+const NOT_STARTED = new Set(['waiting', 'prioritized', 'delayed']);
+/** Each round replaces a deduplication key left by a sync that has started meanwhile; two is the rule. */
+const ENQUEUE_ROUNDS = 5;
+
 /**
- * Queues a sync of `shop` that starts after this call: a sync that has not started yet (waiting, or
- * delayed in retry backoff, which `promote` makes run now) is that sync; a running one is not, so a
- * follow-up is queued behind it. The deduplication id is released by the processor as the job starts,
- * so it only guards against two callers queuing at the same moment.
+ * Queues a sync of `shop` that starts after this call: a sync of the shop that has not started yet
+ * (waiting, or delayed in retry backoff, which `promote` makes run now) is that sync; a running one is
+ * not, so a follow-up is queued behind it. The shop's deduplication key names its latest sync until
+ * that sync finishes; when it names one that has started, the key is released (only if it still names
+ * that sync, so two callers at once still queue one follow-up) and the sync queued again.
  */
 export async function enqueueSync(
   queue: SyncQueue,
   shop: string,
   options: EnqueueOptions = {},
 ): Promise<Enqueued> {
-  const [pending] = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 0, true);
+  const jobId = options.jobId ?? `${shop}-${randomUUID()}`;
   const data: ShopJobData = options.acceptRemovals ? { shop, acceptRemovals: true } : { shop };
-  if (pending) {
-    if (options.acceptRemovals) await pending.updateData({ ...pending.data, ...data });
-    if (options.promote && (await pending.isDelayed())) await pending.promote();
-    return { job: pending, deduplicated: true };
+  for (let round = 0; round < ENQUEUE_ROUNDS; round += 1) {
+    const added = await queue.add(SYNC_JOB, data, {
+      ...SYNC_JOB_OPTIONS,
+      jobId,
+      deduplication: { id: shop },
+    });
+    if (added.id === jobId) return { job: added, deduplicated: false };
+    const pending = await Job.fromId<ShopJobData, SyncSummary>(queue, String(added.id));
+    const state = pending ? await pending.getState() : 'unknown';
+    if (pending && NOT_STARTED.has(state)) {
+      if (options.acceptRemovals) await pending.updateData({ ...pending.data, ...data });
+      if (options.promote && state === 'delayed') await pending.promote();
+      return { job: pending, deduplicated: true };
+    }
+    if (pending) await pending.removeDeduplicationKey();
   }
-  const jobId = `${shop}-${randomUUID()}`;
-  const added = await queue.add(SYNC_JOB, data, { ...SYNC_JOB_OPTIONS, jobId, deduplication: { id: shop } });
-  return { job: added, deduplicated: added.id !== jobId };
+  throw new QueueUnavailableError(
+    `Could not queue a sync of shop ${shop}: its syncs kept starting under ${ENQUEUE_ROUNDS} attempts to queue one.`,
+  );
 }

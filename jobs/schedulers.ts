@@ -1,6 +1,8 @@
-import type { Job } from 'bullmq';
+import { type Job, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { AppConfig } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
+import { groupServing, readGroups } from './groups.js';
 import { errorCode } from './log-errors.js';
 import { enqueueSync, SCHEDULED_JOB, type ShopJobData, type ShopQueues, TICK_JOB_OPTIONS } from './queue.js';
 
@@ -21,46 +23,60 @@ export interface TickResult {
 }
 
 /**
- * Makes the schedulers match the configuration: one per configured shop with its cron pattern. A
- * scheduler of a shop this worker does not know is another deployment's (a shard, or the old or new
- * side of a rolling deploy) as long as a worker serves that shop's queue; it is removed only once no
- * worker does, which is when its shop has been dropped everywhere. Idempotent: run it at start-up, on
- * every Redis reconnection and periodically, so that schedules lost with Redis's data come back.
+ * Makes the schedulers match the configuration: one per configured shop with its cron pattern. Only a
+ * scheduler that is missing or has another pattern is written (an upsert costs Redis milliseconds: a
+ * thousand shops' would take seconds at each start and each minute). A scheduler of a shop this worker
+ * does not know is another group's (a shard, or the old or new side of a rolling deploy) as long as a
+ * group with a worker connected serves that shop; it is removed only once none does, which is when its
+ * shop has been dropped everywhere. Idempotent: run it at start-up, on every Redis reconnection and
+ * periodically, so that schedules lost with Redis's data come back.
  */
 export async function applySchedules(queues: ShopQueues, config: AppConfig, log: Logger): Promise<void> {
-  for (const shop of Object.values(config.shops)) {
-    await queues.ticks.upsertJobScheduler(
-      schedulerId(shop.name),
-      { pattern: shop.schedule },
-      { name: SCHEDULED_JOB, data: { shop: shop.name }, opts: TICK_JOB_OPTIONS },
-    );
-    log.debug({ shop: shop.name, schedule: shop.schedule }, 'schedule set');
-  }
-  for (const scheduler of await queues.ticks.getJobSchedulers()) {
-    const id = scheduler.id ?? scheduler.key;
-    const shop = id.startsWith(SCHEDULER_PREFIX) ? id.slice(SCHEDULER_PREFIX.length) : undefined;
-    if (shop === undefined || config.shops[shop]) continue;
-    if ((await queues.of(shop).getWorkersCount()) > 0) continue;
+  const applied = new Map(
+    (await queues.ticks.getJobSchedulers()).map((scheduler) => [scheduler.id ?? scheduler.key, scheduler]),
+  );
+  const changed = Object.values(config.shops).filter(
+    (shop) => applied.get(schedulerId(shop.name))?.pattern !== shop.schedule,
+  );
+  await Promise.all(
+    changed.map((shop) =>
+      queues.ticks.upsertJobScheduler(
+        schedulerId(shop.name),
+        { pattern: shop.schedule },
+        { name: SCHEDULED_JOB, data: { shop: shop.name }, opts: TICK_JOB_OPTIONS },
+      ),
+    ),
+  );
+  if (changed.length > 0) log.debug({ shops: changed.length }, 'schedules set');
+  const foreign = [...applied.keys()].filter(
+    (id) => id.startsWith(SCHEDULER_PREFIX) && !config.shops[id.slice(SCHEDULER_PREFIX.length)],
+  );
+  if (foreign.length === 0) return;
+  const groups = await readGroups(queues);
+  for (const id of foreign) {
+    const shop = id.slice(SCHEDULER_PREFIX.length);
+    if (groupServing(groups, shop) !== undefined) continue;
     await queues.ticks.removeJobScheduler(id);
     log.info({ shop }, 'schedule removed: no worker serves the shop any more');
   }
 }
 
 /**
- * Re-applies the schedules whenever Redis comes back and every `everyMs`, one application at a time;
- * returns how to stop that. A failed application is logged: the next one may succeed.
+ * Runs `tend` (the schedules applied, the group registered, orphans adopted) whenever Redis comes back
+ * and every `everyMs`, one run at a time; returns how to stop that. A failed run is logged: the next
+ * one may succeed.
  */
-export function keepSchedulesApplied(
-  queues: ShopQueues,
-  config: AppConfig,
+export function keepTending(
+  redis: Redis,
+  tend: () => Promise<void>,
   log: Logger,
   everyMs = SCHEDULE_REFRESH_MS,
 ): () => void {
-  let applying = false;
-  const apply = (why: string) => {
-    if (applying) return;
-    applying = true;
-    applySchedules(queues, config, log)
+  let tending = false;
+  const run = (why: string) => {
+    if (tending) return;
+    tending = true;
+    tend()
       .then(() => log.debug({ why }, 'schedules applied'))
       .catch((error: unknown) =>
         log.warn(
@@ -69,13 +85,12 @@ export function keepSchedulesApplied(
         ),
       )
       .finally(() => {
-        applying = false;
+        tending = false;
       });
   };
-  const onReady = () => apply('Redis reconnected');
-  const { redis } = queues;
+  const onReady = () => run('Redis reconnected');
   redis.on('ready', onReady);
-  const timer = setInterval(() => apply('periodic'), everyMs);
+  const timer = setInterval(() => run('periodic'), everyMs);
   timer.unref();
   return () => {
     clearInterval(timer);
@@ -83,17 +98,28 @@ export function keepSchedulesApplied(
   };
 }
 
+/** The group a worker serves, by name and shops. */
+export interface OwnGroup {
+  readonly group: string;
+  readonly shops: ReadonlySet<string>;
+}
+
 /**
- * A scheduler tick queues the same deduplicated sync as `trigger`, in the shop's own queue: a scheduled
- * and an on-demand sync of one shop never queue twice, and whichever worker takes the tick, the sync
- * goes to a worker that knows the shop.
+ * A scheduler tick queues the same deduplicated sync as `trigger`, in the queue of a group that serves
+ * the shop: the worker's own when it has the shop (no look-up), else the newest group with a worker
+ * connected that registered it. So whichever worker takes the tick, the sync goes to a worker that knows
+ * the shop; a tick of a shop no worker serves fails, saying so (the next tick tries again).
  */
 export function scheduledSyncProcessor(
   queues: ShopQueues,
+  own: OwnGroup,
 ): (job: Job<ShopJobData, unknown>) => Promise<TickResult> {
   return async (job) => {
     const { shop } = job.data;
-    const { job: sync, deduplicated } = await enqueueSync(queues.of(shop), shop);
+    const group = own.shops.has(shop) ? own.group : groupServing(await readGroups(queues), shop);
+    if (group === undefined)
+      throw new UnrecoverableError(`No worker serves shop ${shop}: its tick queues nothing.`);
+    const { job: sync, deduplicated } = await enqueueSync(queues.syncOf(group), shop);
     return { shop, job: sync.id, deduplicated };
   };
 }

@@ -1,18 +1,19 @@
-import type { Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type AppConfig, readSecret, requireConnection } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import { notificationOf } from '../src/notify/payload.js';
+import { orphanAdopter } from './adopt-orphans.js';
 import { queueNotification } from './deliveries.js';
+import { registerGroup } from './groups.js';
 import { type OutcomeListener, Outcomes } from './job-events.js';
 import { logErrors } from './log-errors.js';
 import { type OpsSurface, opsSurface } from './ops/surface.js';
-import { ShopQueues } from './queue.js';
+import { groupOf, ShopQueues } from './queue.js';
 import { startQueueWorkers } from './queue-workers.js';
 import { connectRedis } from './redis.js';
-import { applySchedules, keepSchedulesApplied } from './schedulers.js';
+import { applySchedules, keepTending, type OwnGroup } from './schedulers.js';
 import { OrderlyShutdown } from './shutdown.js';
-import { Slots } from './slots.js';
 import type { SyncProcessorDeps } from './sync-processor.js';
 
 /** Without WORKER_CONCURRENCY: one sync per shop at once, but no more than this many per process. */
@@ -27,9 +28,11 @@ export interface StartWorkerOptions {
 
 export interface WorkerHandle {
   readonly redis: Redis;
-  /** The tick queue and every configured shop's sync queue. */
+  /** The tick queue and the group's sync and delivery queues. */
   readonly queues: ShopQueues;
-  /** One BullMQ worker per configured shop's queue, then the tick worker. */
+  /** The group of the configured shops, whose queues this worker reads. */
+  readonly group: string;
+  /** The group's sync worker, the tick worker, and the delivery worker if a shop has a notify URL. */
   readonly workers: readonly Worker[];
   /** Calls `listener` with each sync's outcome as it happens. */
   onOutcome(listener: OutcomeListener): void;
@@ -41,10 +44,10 @@ export interface WorkerHandle {
 }
 
 /**
- * The worker process's engine: checks every configured shop, applies the schedules (and keeps them
- * applied), then processes each configured shop's sync queue and the shared tick queue until closed.
- * Fails with one sentence naming the setting when a shop cannot sync, or REDIS_URL when Redis does not
- * answer.
+ * The worker process's engine: checks every configured shop, registers the group of its shops, applies
+ * the schedules and adopts orphaned jobs of its shops (and keeps doing so), then processes the group's
+ * sync and delivery queues and the shared tick queue until closed. Fails with one sentence naming the
+ * setting when a shop cannot sync, or REDIS_URL when Redis does not answer.
  */
 export async function startWorker(
   config: AppConfig,
@@ -53,26 +56,45 @@ export async function startWorker(
 ): Promise<WorkerHandle> {
   checkSettings(config);
   const ops = opsSurface(config, log);
-  const queues = await openScheduledQueues(config, log);
+  const shops = Object.keys(config.shops);
+  const own: OwnGroup = { group: groupOf(shops), shops: new Set(shops) };
+  const queues = await openQueues(config, log);
   const { redis } = queues;
+  const adoptOrphans = orphanAdopter(queues, own, log);
+  await untilReady(queues, async () => {
+    await applySchedules(queues, config, log);
+    await adoptOrphans();
+  });
   const shutdown = new OrderlyShutdown(config.shutdownGraceSeconds, log);
   const outcomes = new Outcomes();
-  const deps = syncDeps(config, log, queues, shutdown, ops, options);
-  const workers = await startQueueWorkers({ config, queues, log, outcomes, notified: ops.notified }, deps);
+  const concurrency = config.workerConcurrency ?? defaultConcurrency(config);
+  const deps = syncDeps(config, log, queues, own.group, shutdown, ops, options);
+  const workers = await startQueueWorkers(
+    { config, queues, group: own.group, concurrency, log, outcomes, notified: ops.notified },
+    deps,
+  );
   await ops.start({
     redis,
-    queues: queues.all(),
+    queues: [queues.ticks as Queue, queues.syncOf(own.group), queues.notifyOf(own.group)],
     workers,
     onOutcome: (listener) => outcomes.listen(listener),
   });
-  const stopHealing = keepSchedulesApplied(queues, config, log, options.scheduleRefreshMs);
+  // Registered once its workers take jobs: `trigger` then finds the group served.
+  const register = () => registerGroup(redis, config.queuePrefix, own.group, shops);
+  await register();
+  const tend = async () => {
+    await register();
+    await applySchedules(queues, config, log);
+    await adoptOrphans();
+  };
+  const stopTending = keepTending(redis, tend, log, options.scheduleRefreshMs);
   log.info(
-    { shops: Object.keys(config.shops), concurrency: deps.slots.size, prefix: config.queuePrefix },
+    { shops: shops.length, group: own.group, concurrency, prefix: config.queuePrefix },
     'worker started',
   );
   const steps = {
     quiet: async () => {
-      stopHealing();
+      stopTending();
       await ops.close();
     },
     workers,
@@ -84,6 +106,7 @@ export async function startWorker(
   return {
     redis,
     queues,
+    group: own.group,
     workers,
     onOutcome: (listener) => outcomes.listen(listener),
     close: () => shutdown.close(steps),
@@ -97,32 +120,29 @@ function checkSettings(config: AppConfig): void {
   if (config.notifySecret) readSecret(config.notifySecret);
 }
 
-/**
- * Connects to Redis and applies the schedules; then opens every configured shop's queues, so that the
- * ops port shows them before their first job. Lets go of Redis when the schedules cannot be applied.
- */
-async function openScheduledQueues(config: AppConfig, log: Logger): Promise<ShopQueues> {
+/** Connects to Redis and opens the tick queue. */
+async function openQueues(config: AppConfig, log: Logger): Promise<ShopQueues> {
   const redis = logErrors(await connectRedis(config.redisUrl), log, 'Redis connection');
-  const queues = new ShopQueues(redis, config.queuePrefix, log);
-  try {
-    await applySchedules(queues, config, log);
-  } catch (error) {
-    await queues.close();
-    redis.disconnect();
-    throw error;
-  }
-  for (const shop of Object.values(config.shops)) {
-    queues.of(shop.name);
-    if (shop.notifyUrl !== undefined) queues.notifyOf(shop.name);
-  }
-  return queues;
+  return new ShopQueues(redis, config.queuePrefix, log);
 }
 
-/** What every sync of this worker shares: the slots, the stop signals, the ops port's events, notifications. */
+/** The schedules applied and orphans adopted before any job is taken; lets go of Redis when that fails. */
+async function untilReady(queues: ShopQueues, prepare: () => Promise<void>): Promise<void> {
+  try {
+    await prepare();
+  } catch (error) {
+    await queues.close();
+    queues.redis.disconnect();
+    throw error;
+  }
+}
+
+/** What every sync of this worker shares: the stop signals, the ops port's events, notifications. */
 function syncDeps(
   config: AppConfig,
   log: Logger,
   queues: ShopQueues,
+  group: string,
   shutdown: OrderlyShutdown,
   ops: OpsSurface,
   options: StartWorkerOptions,
@@ -131,7 +151,6 @@ function syncDeps(
     config,
     log,
     redis: queues.redis,
-    slots: new Slots(config.workerConcurrency ?? defaultConcurrency(config)),
     stopping: shutdown.stopping,
     forced: shutdown.forced,
     extraDeps: (shop) => ({
@@ -140,7 +159,7 @@ function syncDeps(
       onRun:
         config.shops[shop]?.notifyUrl === undefined
           ? undefined
-          : (ended) => queueNotification(queues, notificationOf(ended)),
+          : (ended) => queueNotification(queues, group, notificationOf(ended)),
       ...options.extraDeps?.(shop),
     }),
   };

@@ -1,19 +1,17 @@
-import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { type AppConfig, requireConnection } from '../src/config/app-config.js';
-import { InterruptedError, RemovalsHeldError, ShopSyncError } from '../src/errors.js';
+import { type AppConfig, requireConnection, type ShopConfig } from '../src/config/app-config.js';
+import { InterruptedError, RemovalsHeldError, ShopSyncError, SyncBusyError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync/index.js';
 import { ShopJobData, SYNC_JOB } from './queue.js';
 import { RedisTokenStore } from './redis-token-store.js';
-import type { Slots } from './slots.js';
 
 export interface SyncProcessorDeps {
   readonly config: AppConfig;
   readonly log: Logger;
   /** Where the shops' tokens are shared between worker processes and kept between jobs. */
   readonly redis: Redis;
-  readonly slots: Slots;
   /** Aborted when the worker starts to stop: running syncs stop at their next safe point. */
   readonly stopping: AbortSignal;
   /** Aborted when the shutdown grace is over: whatever still runs is abandoned, its job back to waiting. */
@@ -24,32 +22,40 @@ export interface SyncProcessorDeps {
 
 /** Progress goes to Redis at most this often: not one write per page. */
 export const PROGRESS_EVERY_MS = 1_000;
+/** A job whose shop is busy waits this long (give or take a fifth) before it looks again. */
+export const BUSY_WAIT_MS = 2_000;
 
 type Processor = (job: Job<unknown, unknown>, token?: string, signal?: AbortSignal) => Promise<SyncSummary>;
 
 /**
- * Runs one shop's sync for a job of that shop's queue: the same `runSync` as the CLI's `sync`. Domain
- * errors become BullMQ outcomes here, once: a sync stopped by the worker's shutdown goes back to
- * waiting without spending an attempt (it resumes from its checkpoint); a non-retryable error, a job
- * that is not a valid sync of this shop, or a bug fails the job for good with its reason; the rest is
- * retried with backoff (a busy shop, an unreachable API, a locked store).
+ * Runs the sync of the shop a job of the group's queue names: the same `runSync` as the CLI's `sync`.
+ * A shop runs one sync at a time: a job whose shop is syncing (in this process, or elsewhere: its
+ * store's lease is taken) goes back to wait a moment without spending an attempt. Domain errors become
+ * BullMQ outcomes here, once: a sync stopped by the worker's shutdown goes back to waiting without
+ * spending an attempt (it resumes from its checkpoint); a non-retryable error, a job that is not a valid
+ * sync of a shop of this worker, or a bug fails the job for good with its reason; the rest is retried
+ * with backoff (an unreachable API, a locked store).
  */
-export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor {
+export function syncProcessor(deps: SyncProcessorDeps): Processor {
+  const syncing = new Set<string>();
   return async (job, token, signal) => {
-    const data = validSyncJob(job, shop);
-    await job.removeDeduplicationKey();
+    const data = validSyncJob(job, deps.config);
+    const { shop } = data;
     // runSync names the shop on each line it logs: the logger it is given must not name it again.
     const syncLog = deps.log.child({ job: job.id });
     const log = syncLog.child({ shop });
-    let release: (() => void) | undefined;
+    if (syncing.has(shop)) return waitForShop(job, token, log, 'a sync of the shop runs in this worker');
+    syncing.add(shop);
     try {
-      release = await deps.slots.take(deps.stopping);
       const running = runJob(job as Job<ShopJobData>, data, deps, { log, syncLog }, signal);
       const summary = await untilForced(running, deps.forced);
       // Held: the job fails for good with the sentence; the next scheduled sync reads the listing again.
       if (summary.status === 'held') throw new RemovalsHeldError(`Shop ${shop}: ${summary.held}.`);
       return summary;
     } catch (error) {
+      if (error instanceof SyncBusyError && !deps.stopping.aborted) {
+        return await waitForShop(job, token, log, error.message);
+      }
       if (error instanceof InterruptedError || (deps.stopping.aborted && isRetryable(error))) {
         log.info({ reason: (error as Error).message }, 'sync interrupted; the job goes back to waiting');
         await job.moveToWait(token);
@@ -66,9 +72,16 @@ export function syncProcessor(shop: string, deps: SyncProcessorDeps): Processor 
         'BUG',
       );
     } finally {
-      release?.();
+      syncing.delete(shop);
     }
   };
+}
+
+/** The job waits a moment, its attempt not spent, while another sync of its shop runs. */
+async function waitForShop(job: Job, token: string | undefined, log: Logger, reason: string): Promise<never> {
+  log.info({ reason }, 'shop busy; the job waits for its sync to end');
+  await job.moveToDelayed(Date.now() + BUSY_WAIT_MS * (0.9 + Math.random() * 0.2), token);
+  throw new DelayedError(reason);
 }
 
 function runJob(
@@ -79,8 +92,7 @@ function runJob(
   signal: AbortSignal | undefined,
 ): Promise<SyncSummary> {
   const { config, redis } = deps;
-  const shopConfig = config.shops[shop];
-  if (!shopConfig) throw new UnrecoverableError(`Shop "${shop}" is not configured in this worker.`);
+  const shopConfig = config.shops[shop] as ShopConfig;
   return runSync(shopConfig, {
     config,
     log: syncLog,
@@ -99,17 +111,18 @@ function runJob(
 }
 
 /** The job's data, or a permanent failure saying what is wrong with it. */
-function validSyncJob(job: Job<unknown, unknown>, shop: string): ShopJobData {
+function validSyncJob(job: Job<unknown, unknown>, config: AppConfig): ShopJobData {
   if (job.name !== SYNC_JOB) {
     throw new UnrecoverableError(
-      `Job "${job.name}" is not a sync: the queue of shop ${shop} runs only "${SYNC_JOB}" jobs.`,
+      `Job "${job.name}" is not a sync: the sync queue runs only "${SYNC_JOB}" jobs.`,
     );
   }
   const parsed = ShopJobData.safeParse(job.data);
-  if (!parsed.success || parsed.data.shop !== shop) {
-    throw new UnrecoverableError(
-      `The sync job's data ${JSON.stringify(job.data)} does not name shop ${shop}, whose queue it is in.`,
-    );
+  if (!parsed.success) {
+    throw new UnrecoverableError(`The sync job's data ${JSON.stringify(job.data)} does not name a shop.`);
+  }
+  if (!config.shops[parsed.data.shop]) {
+    throw new UnrecoverableError(`Shop "${parsed.data.shop}" is not configured in this worker.`);
   }
   return parsed.data;
 }

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job } from 'bullmq';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { SyncSummary } from '../src/sync/index.js';
-import { enqueueSync, type ShopQueues, syncQueueName } from './queue.js';
+import { groupServing, readGroups } from './groups.js';
+import { enqueueSync, type ShopQueues } from './queue.js';
 import {
   NoWorkerError,
   QueueUnavailableError,
@@ -15,31 +16,36 @@ export interface Triggered {
   readonly job: string;
   /** A sync of the shop that had not started yet was there already (and now runs at once if it was retrying). */
   readonly deduplicated: boolean;
+  /** The group of workers whose queue holds the job. */
+  readonly group: string;
 }
 
 /**
  * Queues a sync of each shop that starts after this call (see `enqueueSync`), a sync in retry backoff
- * promoted to run now. Fails at once, queuing nothing, when a shop has no worker serving its queue.
+ * promoted to run now, in the queue of the group that serves the shop (the newest group with a worker
+ * connected that registered it). Fails at once, queuing nothing, when no worker serves a shop.
  */
 export async function triggerSyncs(
   queues: ShopQueues,
   shops: readonly string[],
   options: { readonly acceptRemovals?: boolean } = {},
 ): Promise<Triggered[]> {
-  const counts = await Promise.all(shops.map((shop) => queues.of(shop).getWorkersCount()));
-  const unserved = shops.filter((_, index) => counts[index] === 0);
+  const groups = await readGroups(queues);
+  const routes = shops.map((shop) => ({ shop, group: groupServing(groups, shop) }));
+  const unserved = routes.filter((route) => route.group === undefined).map((route) => route.shop);
   if (unserved.length > 0) {
     throw new NoWorkerError(
-      `No worker is connected for shop ${unserved.join(', ')} (queue ${unserved.map(syncQueueName).join(', ')} under prefix ${queues.prefix}): start \`shop-sync worker\` with the shop configured.`,
+      `No worker is connected for shop ${unserved.join(', ')} (under prefix ${queues.prefix}): start \`shop-sync worker\` with the shop configured.`,
     );
   }
   return Promise.all(
-    shops.map(async (shop) => {
-      const { job, deduplicated } = await enqueueSync(queues.of(shop), shop, {
+    routes.map(async ({ shop, group }) => {
+      const queue = queues.syncOf(group as string);
+      const { job, deduplicated } = await enqueueSync(queue, shop, {
         promote: true,
         acceptRemovals: options.acceptRemovals,
       });
-      return { shop, job: String(job.id), deduplicated };
+      return { shop, job: String(job.id), deduplicated, group: group as string };
     }),
   );
 }
@@ -92,7 +98,7 @@ export async function waitForSyncs(
 }
 
 async function finished(queues: ShopQueues, one: Triggered): Promise<SyncResult | undefined> {
-  const queue = queues.of(one.shop);
+  const queue = queues.syncOf(one.group);
   const state = await queue.getJobState(one.job);
   if (state === 'completed' || state === 'failed') {
     const job = await Job.fromId<unknown, SyncSummary>(queue, one.job);

@@ -92,6 +92,35 @@ describe('npm run bench (smoke, tiny sizes)', () => {
     expect(await benchKeys()).toEqual([]);
   });
 
+  it('measures a fleet at scale on one worker: its connections, start-up, memory and shutdown, and leaves no key', async () => {
+    out = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-smoke-'));
+    await run(process.execPath, [
+      'dist/bench/run.js',
+      '--scale',
+      '--shops',
+      '12',
+      '--shop-items',
+      '5',
+      '--redis-url',
+      TEST_REDIS_URL,
+      '--out',
+      out,
+    ]);
+    const { scale } = result() as {
+      scale: {
+        shops: number;
+        connections: { idle: number; peak: number };
+        startupMs: number;
+        shutdownMs: number;
+      };
+    };
+    expect(scale.shops).toBe(12);
+    expect(scale.connections.idle).toBeGreaterThan(0);
+    expect(scale.connections.peak).toBeLessThanOrEqual(5);
+    expect(Number.isFinite(scale.startupMs) && Number.isFinite(scale.shutdownMs)).toBe(true);
+    expect(await benchKeys()).toEqual([]);
+  }, 180_000);
+
   it('fails naming the Redis it was given when that one does not answer', async () => {
     out = mkdtempSync(path.join(tmpdir(), 'shop-sync-bench-smoke-'));
     const fleet = run(process.execPath, [

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { DELIVER_JOB } from '../deliveries.js';
+import { type GroupState, groupServing, readGroups } from '../groups.js';
 import { type ShopJobData, type ShopQueues, SYNC_JOB, type SyncQueue } from '../queue.js';
 import { schedulerId } from '../schedulers.js';
 import { readLastCompleteRun } from './shop-runs.js';
@@ -30,8 +31,10 @@ export interface ShopStatus {
   readonly next_run: string | null;
   /** False until a worker has set the shop's schedule in Redis: then nothing runs it. */
   readonly scheduled: boolean;
-  /** Whether a worker serving this shop's queue is connected now: without one, nothing runs. */
+  /** Whether a worker serving this shop is connected now: without one, nothing runs. */
   readonly worker_connected: boolean;
+  /** The group of workers that takes the shop's jobs now (null: none is connected). */
+  readonly group: string | null;
   readonly last_complete_run: { run: number; finished_at: string; items: number } | null;
 }
 
@@ -42,7 +45,7 @@ export interface QueueStatus {
   readonly failed: JobStatus[];
   readonly failed_total: number;
   readonly shops: ShopStatus[];
-  /** Workers connected to the configured shops' queues (a worker serving several counts once per shop). */
+  /** Workers connected that serve a configured shop (one per worker process). */
   readonly workers: number;
   readonly notifications: NotificationsStatus;
 }
@@ -67,29 +70,30 @@ export interface NotificationsStatus {
 }
 
 /**
- * What `shop-sync status` shows: the sync jobs by state across every configured shop's queue (a
- * delayed sync that already failed an attempt is retrying), per configured shop the schedule a worker
- * applied (the tick queue's schedulers in Redis, never this process's own settings), its next run,
- * whether a worker serves it, and its last complete run; and the notifications still to deliver.
+ * What `shop-sync status` shows: the configured shops' sync jobs by state across the queues of every
+ * registered group (a delayed sync that already failed an attempt is retrying), per configured shop the
+ * schedule a worker applied (the tick queue's schedulers in Redis, never this process's own settings),
+ * its next run, the group that serves it, and its last complete run; and the notifications still to
+ * deliver.
  */
 export async function queueStatus(queues: ShopQueues, config: AppConfig): Promise<QueueStatus> {
   const shops = Object.values(config.shops);
-  const [perShop, schedulers, workerCounts, notifications] = await Promise.all([
-    Promise.all(shops.map((shop) => shopJobs(queues.of(shop.name)))),
+  const configured = (job: Job) => config.shops[(job.data as { shop?: string }).shop ?? ''] !== undefined;
+  const groups = (await readGroups(queues)).filter((group) =>
+    shops.some((shop) => group.shops.has(shop.name)),
+  );
+  const [perGroup, schedulers, notifications] = await Promise.all([
+    Promise.all(groups.map((group) => shopJobs(queues.syncOf(group.group), configured))),
     queues.ticks.getJobSchedulers(),
-    Promise.all(shops.map((shop) => queues.of(shop.name).getWorkersCount())),
-    notificationsStatus(
-      queues,
-      shops.map((shop) => shop.name),
-    ),
+    notificationsStatus(queues, groups, configured),
   ]);
   const byScheduler = new Map(schedulers.map((s) => [s.id ?? s.key, s]));
   const all = (pick: (jobs: ShopJobs) => Job<ShopJobData>[]) =>
-    perShop
+    perGroup
       .flatMap(pick)
       .sort((a, b) => b.timestamp - a.timestamp)
       .map(jobStatus);
-  const failed = perShop
+  const failed = perGroup
     .flatMap((jobs) => jobs.failed)
     .sort((a, b) => (b.finishedOn ?? 0) - (a.finishedOn ?? 0))
     .slice(0, FAILED_SHOWN)
@@ -99,18 +103,20 @@ export async function queueStatus(queues: ShopQueues, config: AppConfig): Promis
     active: all((jobs) => jobs.active),
     retrying: all((jobs) => jobs.delayed.filter((job) => job.attemptsMade > 0)),
     failed,
-    failed_total: perShop.reduce((total, jobs) => total + jobs.failedTotal, 0),
-    workers: workerCounts.reduce((total, count) => total + count, 0),
+    failed_total: perGroup.reduce((total, jobs) => total + jobs.failedTotal, 0),
+    workers: groups.reduce((total, group) => total + group.workers, 0),
     notifications,
-    shops: shops.map((shop, index) => {
+    shops: shops.map((shop) => {
       const applied = byScheduler.get(schedulerId(shop.name));
       const run = readLastCompleteRun(config, shop.name);
+      const group = groupServing(groups, shop.name) ?? null;
       return {
         shop: shop.name,
         schedule: applied?.pattern ?? null,
         next_run: applied?.next === undefined ? null : new Date(applied.next).toISOString(),
         scheduled: applied !== undefined,
-        worker_connected: (workerCounts[index] ?? 0) > 0,
+        worker_connected: group !== null,
+        group,
         last_complete_run: run
           ? { run: run.run, finished_at: run.finishedAt.toISOString(), items: run.items }
           : null,
@@ -121,11 +127,12 @@ export async function queueStatus(queues: ShopQueues, config: AppConfig): Promis
 
 async function notificationsStatus(
   queues: ShopQueues,
-  shops: readonly string[],
+  groups: readonly GroupState[],
+  configured: (job: Job) => boolean,
 ): Promise<NotificationsStatus> {
   const perShop = await Promise.all(
-    shops.map(async (shop) => {
-      const queue = queues.notifyOf(shop);
+    groups.map(async ({ group }) => {
+      const queue = queues.notifyOf(group);
       const [waiting, delayed, failed] = await Promise.all([
         queue.getJobs(['waiting', 'prioritized', 'active']),
         queue.getJobs(['delayed']),
@@ -137,7 +144,7 @@ async function notificationsStatus(
   const list = (pick: (jobs: (typeof perShop)[number]) => Job[]) =>
     perShop
       .flatMap(pick)
-      .filter((job) => job.name === DELIVER_JOB)
+      .filter((job) => job.name === DELIVER_JOB && configured(job))
       .sort((a, b) => b.timestamp - a.timestamp)
       .map(deliveryStatus);
   return {
@@ -163,17 +170,17 @@ function deliveryStatus(job: Job): DeliveryStatus {
   };
 }
 
-/** One shop's sync jobs by state. */
+/** A group's sync jobs of the configured shops by state. */
 interface ShopJobs {
   readonly waiting: Job<ShopJobData>[];
   readonly active: Job<ShopJobData>[];
   readonly delayed: Job<ShopJobData>[];
-  /** The shop's latest failed jobs (enough for the newest FAILED_SHOWN of all shops). */
+  /** The group's latest failed jobs (enough for the newest FAILED_SHOWN of all groups). */
   readonly failed: Job<ShopJobData>[];
   readonly failedTotal: number;
 }
 
-async function shopJobs(queue: SyncQueue): Promise<ShopJobs> {
+async function shopJobs(queue: SyncQueue, configured: (job: Job) => boolean): Promise<ShopJobs> {
   const [waiting, active, delayed, failed, counts] = await Promise.all([
     queue.getJobs(['waiting', 'prioritized']),
     queue.getJobs(['active']),
@@ -181,7 +188,7 @@ async function shopJobs(queue: SyncQueue): Promise<ShopJobs> {
     queue.getJobs(['failed'], 0, FAILED_SHOWN - 1),
     queue.getJobCounts('failed'),
   ]);
-  const syncs = (jobs: Job<ShopJobData>[]) => jobs.filter((job) => job.name === SYNC_JOB);
+  const syncs = (jobs: Job<ShopJobData>[]) => jobs.filter((job) => job.name === SYNC_JOB && configured(job));
   return {
     waiting: syncs(waiting),
     active: syncs(active),

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { type Job, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerGroup } from '../../jobs/groups.js';
 import {
   enqueueSync,
+  groupOf,
   SCHEDULED_JOB,
   type ShopJobData,
   ShopQueues,
@@ -119,6 +121,7 @@ describe('shop-sync status', () => {
       next_run: null,
       scheduled: false,
       worker_connected: false,
+      group: null,
       last_complete_run: null,
     });
     expect(shop).toMatchObject({
@@ -148,7 +151,7 @@ describe('shop-sync status', () => {
 
   it('lists waiting, active, retrying and failed syncs of every shop’s queue with their reasons', async () => {
     const queues = new ShopQueues(redis, env.SYNC_QUEUE_PREFIX as string, silentLogger());
-    const brokenEvents = new QueueEvents(syncQueueName('broken'), {
+    const brokenEvents = new QueueEvents(syncQueueName(groupOf(['broken'])), {
       connection: redis,
       prefix: queues.prefix,
     });
@@ -165,17 +168,21 @@ describe('shop-sync status', () => {
     };
     const [brokenWorker, flakyWorker, runningWorker] = ['broken', 'flaky', 'running'].map(
       (shop) =>
-        new Worker<ShopJobData>(syncQueueName(shop), standIn, { connection: redis, prefix: queues.prefix }),
+        new Worker<ShopJobData>(syncQueueName(groupOf([shop])), standIn, {
+          connection: redis,
+          prefix: queues.prefix,
+        }),
     ) as [Worker, Worker, Worker];
     try {
+      for (const shop of STAND_IN_SHOPS) await registerGroup(redis, queues.prefix, groupOf([shop]), [shop]);
       await brokenEvents.waitUntilReady();
       await brokenWorker.waitUntilReady();
-      const broken = await enqueueSync(queues.of('broken'), 'broken');
+      const broken = await enqueueSync(queues.syncOf(groupOf(['broken'])), 'broken');
       await expect(broken.job.waitUntilFinished(brokenEvents)).rejects.toThrow();
       // The sync's own attempts, with a back-off no test run outlasts: it stays retrying while we look.
       const retried = new Promise<void>((resolve) => flakyWorker.once('failed', () => resolve()));
       const flaky = await queues
-        .of('flaky')
+        .syncOf(groupOf(['flaky']))
         .add(
           SYNC_JOB,
           { shop: 'flaky' },
@@ -184,9 +191,9 @@ describe('shop-sync status', () => {
       await retried;
       expect(await flaky.getState()).toBe('delayed');
       const active = new Promise<void>((resolve) => runningWorker.once('active', () => resolve()));
-      const running = await enqueueSync(queues.of('running'), 'running');
+      const running = await enqueueSync(queues.syncOf(groupOf(['running'])), 'running');
       await active;
-      const later = await enqueueSync(queues.of('later'), 'later');
+      const later = await enqueueSync(queues.syncOf(groupOf(['later'])), 'later');
       // What `worker` sets for a configured shop: a scheduler in the tick queue, here with a pattern
       // other than this process's own setting for `later` (the default): status shows the worker's.
       await queues.ticks.upsertJobScheduler(
@@ -233,7 +240,7 @@ describe('shop-sync status', () => {
       release?.();
       await Promise.all([brokenWorker, flakyWorker, runningWorker].map((worker) => worker.close()));
       await brokenEvents.close();
-      for (const shop of STAND_IN_SHOPS) await queues.of(shop).obliterate({ force: true });
+      for (const shop of STAND_IN_SHOPS) await queues.syncOf(groupOf([shop])).obliterate({ force: true });
       await queues.close();
     }
   });

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { type Job, Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { syncQueueName, TICK_QUEUE } from '../../jobs/queue.js';
+import { groupOf, syncQueueName, TICK_QUEUE } from '../../jobs/queue.js';
 import { schedulerId } from '../../jobs/schedulers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
@@ -59,7 +59,7 @@ function logged(worker: WorkerProcess, msg: string): Promise<void> {
 
 /** The shop's sync jobs as BullMQ keeps them, read from Redis as `status` would. */
 async function syncJobs(): Promise<Array<Job & { state: string }>> {
-  const queue = new Queue(syncQueueName('shop'), {
+  const queue = new Queue(syncQueueName(groupOf(['shop'])), {
     connection: { url: TEST_REDIS_URL },
     prefix: env.SYNC_QUEUE_PREFIX,
   });
@@ -225,7 +225,7 @@ describe('shop-sync worker and trigger', () => {
 
     expect(alone.code).toBe(1);
     expect(alone.stderr).toBe(
-      `shop-sync: No worker is connected for shop shop (queue sync-shop under prefix ${env.SYNC_QUEUE_PREFIX}): start \`shop-sync worker\` with the shop configured.\n`,
+      `shop-sync: No worker is connected for shop shop (under prefix ${env.SYNC_QUEUE_PREFIX}): start \`shop-sync worker\` with the shop configured.\n`,
     );
     expect(await syncJobs()).toEqual([]);
 

@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueSync, notifyQueueName, ShopQueues, syncQueueName } from '../../jobs/queue.js';
+import { enqueueSync, groupOf, notifyQueueName, ShopQueues, syncQueueName } from '../../jobs/queue.js';
 import { startWorker } from '../../jobs/start-worker.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
@@ -80,10 +80,10 @@ describe("the worker's notifications", () => {
     const first = await startWorkerProcess(env);
     processes.push(first);
     const queues = new ShopQueues(redis, prefix, silentLogger());
-    const events = new QueueEvents(syncQueueName('shop'), { connection: redis, prefix });
+    const events = new QueueEvents(syncQueueName(groupOf(['shop'])), { connection: redis, prefix });
     try {
       await events.waitUntilReady();
-      const { job } = await enqueueSync(queues.of('shop'), 'shop');
+      const { job } = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
       const summary = await job.waitUntilFinished(events, 60_000);
       expect(summary).toMatchObject({ status: 'complete', items: 80 });
       const delivery = `shop:${summary.run}:sync.complete`;
@@ -105,7 +105,7 @@ describe("the worker's notifications", () => {
       );
       // Between two attempts the delivery is delayed; during one it is active for a moment.
       const delayed = new RegExp(
-        `^bullmq_job_count\\{queue="${notifyQueueName('shop')}", state="delayed"\\} 1$`,
+        `^bullmq_job_count\\{queue="${notifyQueueName(groupOf(['shop']))}", state="delayed"\\} 1$`,
         'm',
       );
       const metrics = await until('the delivery delayed in /metrics', async () => {
@@ -116,7 +116,7 @@ describe("the worker's notifications", () => {
         sample(metrics, 'shop_sync_notifications_total', 'shop="shop",outcome="retrying"'),
       ).toBeGreaterThanOrEqual(2);
       const board = await (await fetch(`http://127.0.0.1:${opsPort}/queues/api/queues`)).text();
-      expect(board).toContain(notifyQueueName('shop'));
+      expect(board).toContain(notifyQueueName(groupOf(['shop'])));
       expect(board).not.toContain(SECRET);
 
       // The worker restarts while the receiver is away; the receiver comes back, taking it this time.
@@ -173,10 +173,10 @@ describe("the worker's notifications", () => {
       MARKETPLACE_PASSWORD: 'not-the-password',
     };
     const worker = await startWorker(loadConfig(env), silentLogger());
-    const events = new QueueEvents(syncQueueName('shop'), { connection: redis, prefix });
+    const events = new QueueEvents(syncQueueName(groupOf(['shop'])), { connection: redis, prefix });
     try {
       await events.waitUntilReady();
-      const { job } = await enqueueSync(worker.queues.of('shop'), 'shop');
+      const { job } = await enqueueSync(worker.queues.syncOf(groupOf(['shop'])), 'shop');
       const failure = await job.waitUntilFinished(events).catch((error: Error) => error);
       expect(failure).toBeInstanceOf(Error);
       const received = await until('sync.failed', async () => receiver.received[0]);

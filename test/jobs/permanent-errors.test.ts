@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
+import { enqueueSync, groupOf, ShopQueues } from '../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
@@ -57,13 +57,13 @@ function configFor(env: Record<string, string>): AppConfig {
 
 /** Enqueues a sync of `shop` and waits until its (first) attempt has ended: failed, or delayed for a retry. */
 async function attemptOnce(shop: string): Promise<{ job: Job; ms: number }> {
-  const { job } = await enqueueSync(queues.of(shop), shop);
+  const { job } = await enqueueSync(queues.syncOf(groupOf([shop])), shop);
   for (;;) {
     const state = await job.getState();
     if (state === 'failed' || state === 'delayed' || state === 'completed') break;
     await sleep(20);
   }
-  const done = (await queues.of(shop).getJob(job.id as string)) as Job;
+  const done = (await queues.syncOf(groupOf([shop])).getJob(job.id as string)) as Job;
   return { job: done, ms: (done.finishedOn ?? Date.now()) - (done.processedOn ?? 0) };
 }
 

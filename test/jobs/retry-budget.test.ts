@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { enqueueSync, ShopQueues } from '../../jobs/queue.js';
+import { enqueueSync, groupOf, ShopQueues } from '../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../jobs/start-worker.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/log.js';
@@ -65,11 +65,11 @@ it('a job whose requests all wait on one failing renewal fails within the retry 
   worker = await startWorker(config, silentLogger());
   const queues = new ShopQueues(redis, prefix, silentLogger());
   try {
-    const { job } = await enqueueSync(queues.of('default'), 'default');
+    const { job } = await enqueueSync(queues.syncOf(groupOf(['default'])), 'default');
     // The failed attempt goes to retry backoff: the job is then delayed, with no finishing time of its own.
     while ((await job.getState()) !== 'delayed') await sleep(20);
     const ended = Date.now();
-    const done = await queues.of('default').getJob(job.id as string);
+    const done = await queues.syncOf(groupOf(['default'])).getJob(job.id as string);
 
     const inFlight = server.listingPages().filter((page) => page > 1);
     // How many pages the reader has in flight adapts to timing; usually several wait on the renewal.

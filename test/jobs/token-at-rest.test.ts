@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueSync, syncQueueName } from '../../jobs/queue.js';
+import { enqueueSync, groupOf, syncQueueName } from '../../jobs/queue.js';
 import { RedisTokenStore } from '../../jobs/redis-token-store.js';
 import { startWorker } from '../../jobs/start-worker.js';
 import { TokenCipher } from '../../jobs/token-cipher.js';
@@ -50,7 +50,7 @@ describe('tokens at rest in Redis', () => {
     const temp = tempDir('shop-sync-at-rest-');
     const before = await startSimulator({ items: 60, seed: 5, credentials: { clientSecret: 'secret-one' } });
     const after = await startSimulator({ items: 60, seed: 5, credentials: { clientSecret: 'secret-two' } });
-    const events = new QueueEvents(syncQueueName('shop'), { connection: redis, prefix });
+    const events = new QueueEvents(syncQueueName(groupOf(['shop'])), { connection: redis, prefix });
     try {
       await events.waitUntilReady();
       const env = (sim: typeof before) => ({
@@ -60,7 +60,7 @@ describe('tokens at rest in Redis', () => {
         OPS_PORT: '0',
       });
       const first = await startWorker(loadConfig(env(before)), silentLogger());
-      const one = await enqueueSync(first.queues.of('shop'), 'shop');
+      const one = await enqueueSync(first.queues.syncOf(groupOf(['shop'])), 'shop');
       await expect(one.job.waitUntilFinished(events)).resolves.toMatchObject({ status: 'complete' });
       await first.close();
 
@@ -76,7 +76,7 @@ describe('tokens at rest in Redis', () => {
       const lines: string[] = [];
       const log = createLogger('info', { write: (line: string) => lines.push(line) });
       const second = await startWorker(loadConfig(env(after)), log);
-      const two = await enqueueSync(second.queues.of('shop'), 'shop');
+      const two = await enqueueSync(second.queues.syncOf(groupOf(['shop'])), 'shop');
       await expect(two.job.waitUntilFinished(events)).resolves.toMatchObject({
         status: 'complete',
         items: 60,

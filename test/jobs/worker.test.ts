@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { JobOutcome } from '../../jobs/job-events.js';
 import {
   enqueueSync,
+  groupOf,
   SCHEDULED_JOB,
   type ShopJobData,
   ShopQueues,
@@ -129,7 +130,7 @@ describe('the worker', () => {
   it('processes a queued sync: the job returns the summary and the store has a complete run', async () => {
     const config = configWith();
     await start(config);
-    const { job, deduplicated } = await enqueueSync(queues.of('shop'), 'shop');
+    const { job, deduplicated } = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
     expect(deduplicated).toBe(false);
 
     const done = await finished(job);
@@ -158,7 +159,7 @@ describe('the worker', () => {
     try {
       const config = configWith();
       await start(config);
-      const { job } = await enqueueSync(queues.of('shop'), 'shop');
+      const { job } = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
       const done = await finished(job);
       expect(done.failedReason).toBeUndefined();
       expect(done.returnvalue).toMatchObject({ status: 'complete', items: 118, added: 118, invalid: 2 });
@@ -168,26 +169,29 @@ describe('the worker', () => {
   });
 
   it('queues one sync per shop that has not started: a second request while one waits is that same job', async () => {
-    const first = await enqueueSync(queues.of('shop'), 'shop');
-    const second = await enqueueSync(queues.of('shop'), 'shop');
-    const other = await enqueueSync(queues.of('other'), 'other');
+    const first = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
+    const second = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
+    const other = await enqueueSync(queues.syncOf(groupOf(['other'])), 'other');
 
     expect(second).toMatchObject({ deduplicated: true });
     expect(second.job.id).toBe(first.job.id);
     expect(other.deduplicated).toBe(false);
-    expect(await queues.of('shop').getWaitingCount()).toBe(1);
+    expect(await queues.syncOf(groupOf(['shop'])).getWaitingCount()).toBe(1);
   });
 
   it('writes progress to Redis now and then, not once per page', async () => {
     await start(configWith({ SYNC_PER_PAGE: '4' }));
-    const events = new QueueEvents(syncQueueName('shop'), { connection: { url: TEST_REDIS_URL }, prefix });
+    const events = new QueueEvents(syncQueueName(groupOf(['shop'])), {
+      connection: { url: TEST_REDIS_URL },
+      prefix,
+    });
     let writes = 0;
     events.on('progress', () => {
       writes += 1;
     });
     await events.waitUntilReady();
     try {
-      const done = await finished((await enqueueSync(queues.of('shop'), 'shop')).job);
+      const done = await finished((await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop')).job);
 
       expect(done.returnvalue).toMatchObject({ status: 'complete', items: 120 });
       expect(writes).toBeGreaterThanOrEqual(1);
@@ -202,7 +206,7 @@ describe('the worker', () => {
     const before = sim.stats().tokenRequests.password;
 
     for (let i = 0; i < 3; i += 1) {
-      const done = await finished((await enqueueSync(queues.of('shop'), 'shop')).job);
+      const done = await finished((await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop')).job);
       expect(done.returnvalue).toMatchObject({ status: 'complete' });
     }
 
@@ -213,7 +217,7 @@ describe('the worker', () => {
     const worker = await start(configWith({ MARKETPLACE_PASSWORD: 'wrong-password' }));
     const outcomes: JobOutcome[] = [];
     worker.onOutcome((outcome) => outcomes.push(outcome));
-    const { job } = await enqueueSync(queues.of('shop'), 'shop');
+    const { job } = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
 
     const failed = await finished(job);
 
@@ -240,7 +244,7 @@ describe('the worker', () => {
       throw new TypeError('progress hook broke');
     };
     await start(configWith(), { extraDeps: () => ({ onProgress: bug }) });
-    const queue = queues.of('shop');
+    const queue = queues.syncOf(groupOf(['shop']));
 
     const exported = await finished(
       await queue.add('export' as typeof SYNC_JOB, { shop: 'shop' }, { attempts: 6 }),
@@ -249,10 +253,8 @@ describe('the worker', () => {
     const broken = await finished(await queue.add(SYNC_JOB, { shop: 'shop' }, { attempts: 6 }));
     const tick = await finished(await queues.ticks.add(SCHEDULED_JOB, { shop: '../etc' }, { attempts: 6 }));
 
-    expect(exported.failedReason).toBe(
-      'Job "export" is not a sync: the queue of shop shop runs only "sync" jobs.',
-    );
-    expect(empty.failedReason).toBe("The sync job's data {} does not name shop shop, whose queue it is in.");
+    expect(exported.failedReason).toBe('Job "export" is not a sync: the sync queue runs only "sync" jobs.');
+    expect(empty.failedReason).toBe("The sync job's data {} does not name a shop.");
     expect(broken.failedReason).toBe('unexpected error: progress hook broke');
     expect(tick.failedReason).toMatch(
       /^Job "scheduled-sync" with data .* is not a scheduler tick of a shop\.$/,
@@ -299,12 +301,21 @@ describe('schedules', () => {
     expect(await schedulerIds()).toEqual([schedulerId('north'), schedulerId('south')]);
   });
 
+  it('takes a changed schedule of a shop at the next start', async () => {
+    const before = await start(shopsConfig({ north: '0 4 * * *' }));
+    await before.close();
+    await start(shopsConfig({ north: '*/5 * * * *' }));
+
+    const [scheduler] = await queues.ticks.getJobSchedulers();
+    expect(scheduler).toMatchObject({ key: schedulerId('north'), pattern: '*/5 * * * *' });
+  });
+
   it('sends a sync to a worker that knows its shop, with two workers of different shops on one Redis', async () => {
     await start(shopsConfig({ north: '0 0 1 1 *' }));
     await start(shopsConfig({ south: '0 0 1 1 *' }));
 
     const jobs = await Promise.all(
-      ['north', 'south'].map(async (shop) => (await enqueueSync(queues.of(shop), shop)).job),
+      ['north', 'south'].map(async (shop) => (await enqueueSync(queues.syncOf(groupOf([shop])), shop)).job),
     );
     const done = await Promise.all(jobs.map(finished));
 
@@ -326,9 +337,9 @@ describe('schedules', () => {
     await until(async () => (await schedulerIds()).includes(schedulerId('shop')));
   });
 
-  it('turns a tick into a sync of its shop, deduplicated with one that has not started', async () => {
-    const waiting = await enqueueSync(queues.of('shop'), 'shop');
-    const tick = scheduledSyncProcessor(queues);
+  it('turns a tick into a sync of its shop, deduplicated with one that has not started; a shop no worker serves queues nothing', async () => {
+    const waiting = await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop');
+    const tick = scheduledSyncProcessor(queues, { group: groupOf(['shop']), shops: new Set(['shop']) });
     const tickOf = (shop: string) => queues.ticks.add(SCHEDULED_JOB, { shop });
 
     expect(await tick(await tickOf('shop'))).toEqual({
@@ -336,14 +347,28 @@ describe('schedules', () => {
       job: waiting.job.id,
       deduplicated: true,
     });
-    const other = await tick(await tickOf('other'));
-    expect(other).toMatchObject({ shop: 'other', deduplicated: false });
-    expect((await queues.of('other').getJob(other.job as string))?.data).toEqual({ shop: 'other' });
+    await expect(tick(await tickOf('other'))).rejects.toThrow(
+      'No worker serves shop other: its tick queues nothing.',
+    );
+    expect(await queues.syncOf(groupOf(['other'])).getJobCounts()).toMatchObject({ waiting: 0, delayed: 0 });
+  });
+
+  it("sends the tick of another group's shop to that group", async () => {
+    const north = await start(shopsConfig({ north: '0 0 1 1 *' }));
+    await start(shopsConfig({ south: '0 0 1 1 *' }));
+    const tick = scheduledSyncProcessor(queues, { group: groupOf(['south']), shops: new Set(['south']) });
+
+    const queued = await tick(await queues.ticks.add(SCHEDULED_JOB, { shop: 'north' }));
+
+    expect(north.group).toBe(groupOf(['north']));
+    const job = await queues.syncOf(north.group).getJob(queued.job as string);
+    expect((await finished(job as Job)).returnvalue).toMatchObject({ shop: 'north', status: 'complete' });
   });
 
   it('keeps the ticks apart from the syncs: many ticks trim no sync from the history', async () => {
     await start(configWith());
-    for (let i = 0; i < 3; i += 1) await finished((await enqueueSync(queues.of('shop'), 'shop')).job);
+    for (let i = 0; i < 3; i += 1)
+      await finished((await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop')).job);
     const ticks = await queues.ticks.addBulk(
       Array.from({ length: 150 }, () => ({
         name: SCHEDULED_JOB,
@@ -352,11 +377,11 @@ describe('schedules', () => {
       })),
     );
     await until(async () => (await queues.ticks.getJobCounts('wait', 'active')).wait === 0);
-    await finished((await enqueueSync(queues.of('shop'), 'shop')).job);
+    await finished((await enqueueSync(queues.syncOf(groupOf(['shop'])), 'shop')).job);
 
     expect(ticks).toHaveLength(150);
     expect(await queues.ticks.getCompletedCount()).toBe(0);
-    expect(await queues.of('shop').getCompletedCount()).toBeGreaterThanOrEqual(4);
+    expect(await queues.syncOf(groupOf(['shop'])).getCompletedCount()).toBeGreaterThanOrEqual(4);
   });
 
   it('syncs on schedule without any trigger', async () => {
@@ -366,7 +391,9 @@ describe('schedules', () => {
     let synced: Job<ShopJobData, SyncSummary> | undefined;
     while (!synced) {
       await sleep(100);
-      synced = (await queues.of('shop').getJobs(['completed'])).find((job) => job.name === SYNC_JOB);
+      synced = (await queues.syncOf(groupOf(['shop'])).getJobs(['completed'])).find(
+        (job) => job.name === SYNC_JOB,
+      );
     }
 
     expect(synced.returnvalue).toMatchObject({ shop: 'shop', status: 'complete', items: 120 });

@@ -2,7 +2,7 @@ import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueSync, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
+import { enqueueSync, groupOf, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
 import { loadConfig } from '../../../src/config/app-config.js';
 import { silentLogger } from '../../../src/log.js';
@@ -27,7 +27,7 @@ let port: number;
 let summary: SyncSummary;
 let jobId: string;
 /** The sync queue of the simulator's shop, `shop`. */
-const SHOP_QUEUE = syncQueueName('shop');
+const SHOP_QUEUE = syncQueueName(groupOf(['shop']));
 
 beforeAll(async () => {
   sim = await startSimulator({ items: 40, seed: 3 });
@@ -45,7 +45,7 @@ beforeAll(async () => {
   const events = new QueueEvents(SHOP_QUEUE, { connection: redis, prefix });
   try {
     await events.waitUntilReady();
-    const { job } = await enqueueSync(worker.queues.of('shop'), 'shop');
+    const { job } = await enqueueSync(worker.queues.syncOf(groupOf(['shop'])), 'shop');
     summary = await job.waitUntilFinished(events);
     jobId = job.id as string;
   } finally {

@@ -7,7 +7,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OPS_LIMITS } from '../../../jobs/ops/ops-server.js';
-import { enqueueSync, type ShopJobData, syncQueueName } from '../../../jobs/queue.js';
+import { enqueueSync, groupOf, type ShopJobData, syncQueueName } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
 import { type AppConfig, loadConfig } from '../../../src/config/app-config.js';
 import { ConfigError } from '../../../src/errors.js';
@@ -39,8 +39,8 @@ afterAll(async () => {
 beforeEach(async () => {
   temp = tempDir('shop-sync-ops-safety-');
   prefix = uniquePrefix('ops-safety');
-  queue = new Queue(syncQueueName('shop'), { connection: redis, prefix });
-  events = new QueueEvents(syncQueueName('shop'), { connection: redis, prefix });
+  queue = new Queue(syncQueueName(groupOf(['shop'])), { connection: redis, prefix });
+  events = new QueueEvents(syncQueueName(groupOf(['shop'])), { connection: redis, prefix });
   await events.waitUntilReady();
 });
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { enqueueSync, type ShopJobData, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
+import { enqueueSync, groupOf, type ShopJobData, syncQueueName, TICK_QUEUE } from '../../../jobs/queue.js';
 import { startWorker, type WorkerHandle } from '../../../jobs/start-worker.js';
 import { markAnswered } from '../../../src/api/http/transport-failure.js';
 import { type AppConfig, loadConfig } from '../../../src/config/app-config.js';
@@ -22,7 +22,7 @@ let queue: Queue<ShopJobData, SyncSummary>;
 let events: QueueEvents;
 let worker: WorkerHandle | undefined;
 /** The sync queue of the simulator's shop, `shop`. */
-const SHOP_QUEUE = syncQueueName('shop');
+const SHOP_QUEUE = syncQueueName(groupOf(['shop']));
 
 beforeAll(async () => {
   sim = await startSimulator({ items: 90, seed: 12 });
