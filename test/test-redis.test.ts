@@ -32,8 +32,13 @@ describe("the tests' Redis (test/global-setup.ts)", () => {
   });
 
   it("is a redis-server of the run's own on database 9 when the given one does not answer, gone once stopped", async () => {
-    const redis = await testRedis(SILENT_REDIS_URL);
+    // What it says goes to the caller, not to the stderr of a passing run.
+    const said: string[] = [];
+    const redis = await testRedis(SILENT_REDIS_URL, 'redis-server', (line) => said.push(line));
     if (!('url' in redis)) throw new Error(redis.missing);
+    expect(said).toEqual([
+      `tests: no Redis at ${SILENT_REDIS_URL} (connect ECONNREFUSED 127.0.0.1:1); started redis-server at ${redis.url}\n`,
+    ]);
     expect(redis.url).toMatch(/^redis:\/\/127\.0\.0\.1:\d+\/9$/);
     expect(redis.url).not.toBe(SILENT_REDIS_URL);
     expect(await ping(redis.url)).toBe('PONG');
@@ -42,7 +47,7 @@ describe("the tests' Redis (test/global-setup.ts)", () => {
   });
 
   it('fails naming the started server when it stops before it answers', async () => {
-    await expect(testRedis(SILENT_REDIS_URL, 'false')).rejects.toThrow(
+    await expect(testRedis(SILENT_REDIS_URL, 'false', () => undefined)).rejects.toThrow(
       /^The tests' false did not answer at redis:\/\/127\.0\.0\.1:\d+\/9 \(connect ECONNREFUSED /,
     );
   });

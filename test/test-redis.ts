@@ -93,15 +93,19 @@ async function startRedisServer(command: string): Promise<({ url: string } & Sto
 
 /**
  * The Redis the tests use: `url` if it answers; else a `redis-server` (`command`, from PATH) started
- * for the run, which `stop` ends; else the one sentence saying what to install.
+ * for the run, which `stop` ends, told through `say`; else the one sentence saying what to install.
  */
-export async function testRedis(url: string, command = 'redis-server'): Promise<TestRedis> {
+export async function testRedis(
+  url: string,
+  command = 'redis-server',
+  say: (line: string) => void = (line) => process.stderr.write(line),
+): Promise<TestRedis> {
   const reason = await refusal(url, ANSWER_WITHIN_MS);
   if (reason === undefined) return { url, stop: () => Promise.resolve() };
   const shown = displayRedisUrl(url);
   const started = await startRedisServer(command);
   if (started !== undefined) {
-    process.stderr.write(`tests: no Redis at ${shown} (${reason}); started ${command} at ${started.url}\n`);
+    say(`tests: no Redis at ${shown} (${reason}); started ${command} at ${started.url}\n`);
     return started;
   }
   return {

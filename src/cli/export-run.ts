@@ -7,6 +7,7 @@ import { commitFiles, prepareFile, writeFileAtomic } from '../export/publish/ato
 import { fromSqlite, openStore, type Store } from '../store/open.js';
 import type { ShopPaths } from '../store/paths.js';
 import { latestCompleteRun, type RunSummary, requireCompleteRun } from '../store/run-records.js';
+import { runMessages } from './run-messages.js';
 import { writeToStdout } from './stdout.js';
 
 export type ExportFormat = 'csv' | 'sqlite';
@@ -62,9 +63,5 @@ function completeRun(store: Store, shop: string, wanted: number | undefined): Ru
       store.path,
     );
   }
-  return requireCompleteRun(store, run, {
-    missing: () => `Run ${run} does not exist in shop ${shop}.`,
-    incomplete: (_, status) =>
-      `Run ${run} of shop ${shop} is not complete (${status}): only complete runs can be exported.`,
-  });
+  return requireCompleteRun(store, run, runMessages(shop, 'exported'));
 }

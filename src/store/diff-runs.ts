@@ -12,8 +12,12 @@ import { VALID_AT } from './snapshot.js';
  * not the size of the shop. Items whose values are equal at both runs are no change, even if they
  * were removed and restored in between.
  */
-export function diffRuns(store: Store, from: number, to: number): IterableIterator<Change> {
-  const messages = comparedRunMessages(store);
+export function diffRuns(
+  store: Store,
+  from: number,
+  to: number,
+  messages: CompleteRunMessages = comparedRunMessages(store),
+): IterableIterator<Change> {
   requireCompleteRun(store, from, messages);
   requireCompleteRun(store, to, messages);
   if (from > to) {

@@ -133,7 +133,9 @@ describe('shop-sync runs, diff and prune after real syncs', () => {
       'shop-sync: Shop shop has no complete run before run 1 to compare it with.\n',
     ]);
     const unknown = await cli('diff', '--from', '1', '--to', '7');
-    expect([unknown.code, unknown.stderr]).toEqual([2, `shop-sync: Run 7 does not exist in ${store}.\n`]);
+    // Worded as export words it.
+    expect([unknown.code, unknown.stderr]).toEqual([2, 'shop-sync: Run 7 does not exist in shop shop.\n']);
+    expect((await cli('export', '--run', '7')).stderr).toBe(unknown.stderr);
     const badFlag = await cli('diff', '--format', 'xml');
     expect(badFlag.code).toBe(2);
     expect((await cli('runs', '--bogus')).code).toBe(2);

@@ -16,6 +16,7 @@ import { shopPaths } from '../../store/paths.js';
 import { completeRunCount, latestCompleteRun, previousCompleteRun } from '../../store/run-records.js';
 import { commandContext } from '../context.js';
 import type { CliIO } from '../io.js';
+import { runMessages } from '../run-messages.js';
 import { writeToStdout } from '../stdout.js';
 import { writeLines } from '../write-lines.js';
 import { noStoreNote, openExistingStore, readableShop } from './shop-store.js';
@@ -43,7 +44,7 @@ export async function diffAction(io: CliIO, flags: DiffFlags): Promise<void> {
       shopPaths(config.dataDir, shop).store,
       noStoreNote(config),
     );
-    const changes = diffRuns(store as Store, from, to);
+    const changes = diffRuns(store as Store, from, to, runMessages(shop, 'compared'));
     const write = (out: NodeJS.WritableStream) => writeDiff(out, flags.format, { shop, from, to, changes });
     if (flags.out === undefined) await writeToStdout(() => write(io.stdout));
     else await writeFileAtomic(path.resolve(io.cwd, flags.out), write, { label: 'diff' });
