@@ -147,7 +147,7 @@ describe('a worker of many shops', () => {
     } finally {
       await receiver.stop();
     }
-  });
+  }, 180_000);
 
   it('sends a follow-up taken while its shop syncs back to wait without spending an attempt', async () => {
     const env = fleetEnv('one', ['main']);
