@@ -304,6 +304,18 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE listing_bodies ADD COLUMN versions TEXT;
   ALTER TABLE listing_bodies ADD COLUMN versions_run INTEGER;
   `,
+  // An element's hash (`sent`) is of its bytes as sent, no longer of its decoded text (`sent-text.ts`),
+  // so that a changed answer is read element by element without decoding what it shares with the
+  // answer before. The hashes of texts are cleared (a version learns its bytes' hash the next time it is
+  // read, as versions written before `sent` did), and with them the bodies' rows, made of such hashes.
+  // A row now names the page it was received as (`page`: the request as shown), so that a changed
+  // answer of that page is read against it.
+  `
+  UPDATE item_versions SET sent = NULL WHERE sent IS NOT NULL;
+  DELETE FROM listing_bodies;
+  ALTER TABLE listing_bodies ADD COLUMN page TEXT;
+  CREATE INDEX listing_bodies_page ON listing_bodies (page);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
