@@ -21,9 +21,10 @@ export interface SentIndex {
 /**
  * The elements of a listing body (`spans`, delimited in `bytes` by `sentElements`), read element by
  * element: one whose bytes `previous` (the same page's answer before, as the store vouches for it)
- * holds is known unchanged from it, with no decoding, parsing or look-up; the others are decoded and
- * parsed, those the store has read from the same bytes elsewhere (`index`, one question for the page)
- * are known unchanged too, and the rest are read with their exact numbers and unknown members.
+ * holds is known unchanged from it, with no decoding, parsing or look-up; the others are decoded,
+ * parsed and read with their exact numbers and unknown members. With no previous reading, those the
+ * store has read from the same bytes elsewhere (`index`, one question for the page) are known
+ * unchanged instead.
  * Undefined when an element is not JSON (the body then is not either). The reference is the body
  * parsed in full (`readListingBody` without an index), which it agrees with on every element it reads
  * (test/api/item/known-elements.test.ts).
@@ -50,7 +51,9 @@ export function knownElements(
     const element = { at, text, json, sent };
     read.push(element);
     const id = typeof json === 'object' && json !== null ? (json as { id?: unknown }).id : undefined;
-    if (sent === undefined || typeof id !== 'string') continue;
+    // Against a previous reading, a new element is almost always a changed item, which no look-up finds:
+    // one statement per page cost more than reading the few elements that moved in from other pages.
+    if (previous || sent === undefined || typeof id !== 'string') continue;
     asked.push({ id, sent });
     askedOf.push(element);
   }

@@ -124,7 +124,7 @@ describe('a listing body received again byte for byte', () => {
 });
 
 describe('a changed listing answer', () => {
-  it("is read against the page's answer before: only the elements whose bytes changed are parsed and looked up", () => {
+  it("is read against the page's answer before: only the elements whose bytes changed are parsed, and none is looked up", () => {
     const before = bodyOf(
       [
         { id: 'a', price: 1 },
@@ -157,7 +157,7 @@ describe('a changed listing answer', () => {
       undefined,
     );
     const read = readListingBody(response(after), context(index, bodies));
-    expect(asked).toEqual(['b']);
+    expect(asked).toEqual([]);
     expect(read.elements.map(({ json, unchanged }) => [json, unchanged])).toEqual([
       [{ id: 'c' }, { version: 3, hash: 13 }],
       [{ id: 'b', price: '5' }, undefined],
