@@ -109,16 +109,26 @@ function versionsRead(
   { ids, sent }: KnownBody,
   read: readonly (StoredVersion | undefined)[],
 ): [number[], number[]] | undefined {
-  const missing = ids.flatMap((id, i) => (read[i] === undefined ? [[i, id, sent[i]]] : []));
-  const found = new Map<number, StoredVersion>(read.flatMap((version, i) => (version ? [[i, version]] : [])));
+  // Plain arrays filled in place: a 1 % resync records ~700 bodies of 100 elements this way.
+  const versions: number[] = [];
+  const hashes: number[] = [];
+  const missing: [number, string, number][] = [];
+  for (const [i, id] of ids.entries()) {
+    const known = read[i];
+    if (known === undefined) missing.push([i, id, sent[i] as number]);
+    else {
+      versions[i] = known.version;
+      hashes[i] = known.hash;
+    }
+  }
   if (missing.length > 0) {
     const rows = s.openVersions.all(JSON.stringify(missing)) as [number, number, number][];
-    for (const [i, version, hash] of rows) found.set(i, { version, hash });
+    for (const [i, version, hash] of rows) {
+      versions[i] = version;
+      hashes[i] = hash;
+    }
   }
-  if (found.size !== ids.length) return undefined;
-  const versions = ids.map((_, i) => found.get(i)?.version as number);
-  const hashes = ids.map((_, i) => found.get(i)?.hash as number);
-  return [versions, hashes];
+  return ids.some((_, i) => versions[i] === undefined) ? undefined : [versions, hashes];
 }
 
 interface BodyRow {
