@@ -35,6 +35,29 @@ export class Hash53 {
     return this;
   }
 
+  /** Feeds `bytes` from `start` to `end`, its length first; four bytes a word, a quarter of the
+   * multiplications of one a byte. */
+  bytes(bytes: Uint8Array, start = 0, end = bytes.length): this {
+    this.word(end - start);
+    let fnv = this.fnv;
+    let murmur = this.murmur;
+    let at = start;
+    for (; at + 3 < end; at += 4) {
+      const word =
+        (bytes[at] as number) |
+        ((bytes[at + 1] as number) << 8) |
+        ((bytes[at + 2] as number) << 16) |
+        ((bytes[at + 3] as number) << 24);
+      fnv = Math.imul(fnv ^ word, 0x01000193);
+      const m = Math.imul(murmur ^ word, 0x5bd1e995);
+      murmur = Math.imul(m ^ (m >>> 15), 0x5bd1e995);
+    }
+    this.fnv = fnv;
+    this.murmur = murmur;
+    for (; at < end; at += 1) this.word(bytes[at] as number);
+    return this;
+  }
+
   digest(): number {
     return (mix(this.fnv) >>> 0) * 2 ** 21 + (mix(this.murmur) >>> 11);
   }

@@ -32,3 +32,7 @@ export interface KnownBody {
    */
   readonly read?: readonly (StoredVersion | undefined)[];
 }
+
+/** A body's elements with the version the store vouches each still is: what a changed answer of the
+ * same page is read against, element by element. */
+export type VouchedBody = Required<Pick<KnownBody, 'ids' | 'sent' | 'versions' | 'hashes'>>;

@@ -314,7 +314,8 @@ const MIGRATIONS: readonly string[] = [
   `,
   // A run may be held (`held`: it would have removed more than SYNC_MAX_REMOVED allows). SQLite cannot
   // change a CHECK in place: the table is built again with its rows, its index, its AUTOINCREMENT
-  // counter (pruned runs' numbers are never given again) and the view that names it.
+  // counter (pruned runs' numbers are never given again: the copy's own counter, at its highest row, is
+  // replaced by the old one) and the view that names it.
   `
   DROP VIEW current_items;
   CREATE TABLE runs_v12 (
@@ -340,6 +341,7 @@ const MIGRATIONS: readonly string[] = [
     checkpoint TEXT
   );
   INSERT INTO runs_v12 SELECT * FROM runs;
+  DELETE FROM sqlite_sequence WHERE name = 'runs_v12';
   INSERT INTO sqlite_sequence (name, seq) SELECT 'runs_v12', seq FROM sqlite_sequence WHERE name = 'runs';
   DROP TABLE runs;
   ALTER TABLE runs_v12 RENAME TO runs;
@@ -354,6 +356,18 @@ const MIGRATIONS: readonly string[] = [
       FROM (SELECT max(run) AS run FROM runs WHERE status = 'complete') latest
       JOIN item_versions v
         ON v.valid_from_run <= latest.run AND (v.valid_to_run IS NULL OR v.valid_to_run > latest.run);
+  `,
+  // An element's hash (`sent`) is of its bytes as sent, no longer of its decoded text (`sent-text.ts`),
+  // so that a changed answer is read element by element without decoding what it shares with the
+  // answer before. The hashes of texts are cleared (a version learns its bytes' hash the next time it is
+  // read, as versions written before `sent` did), and with them the bodies' rows, made of such hashes.
+  // A row now names the page it was received as (`page`: the request as shown), so that a changed
+  // answer of that page is read against it.
+  `
+  UPDATE item_versions SET sent = NULL WHERE sent IS NOT NULL;
+  DELETE FROM listing_bodies;
+  ALTER TABLE listing_bodies ADD COLUMN page TEXT;
+  CREATE INDEX listing_bodies_page ON listing_bodies (page);
   `,
 ];
 

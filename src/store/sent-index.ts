@@ -3,23 +3,30 @@ import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 
 /**
- * The texts the current versions were read from (`item_versions.sent`), for the listing reader to
- * tell an item sent as the same text again (`SentIndex` in `src/api/item/known-elements.ts`): one
+ * The bytes the current versions were read from (`item_versions.sent`, their hash), for the listing
+ * reader to tell an item sent as the same bytes again (`SentIndex` in `src/api/item/known-elements.ts`): one
  * statement per page, over the covering index of ids. Nothing is loaded up front: an unchanged resync
  * whose bodies the store vouches for (`read-bodies.ts`) asks nothing, and memory does not grow with
  * the shop (loading every version took ~0.3 s and 8 MB for 100,000 items, and at 1,000,000 a bound of
  * 250,000 left the rest to one query per id, ~3.5 s).
  */
 export class SentVersions {
-  /** Asks about the open versions of complete runs before `run` that know their text. */
+  /** Whether no version was open before `run` (a first sync): no element is then asked about, which
+   * spared a first sync of 100,000 items ~0.55 s of look-ups that could find nothing. */
+  private readonly none: boolean;
+
+  /** Asks about the open versions of complete runs before `run` that know their bytes. */
   constructor(
     private readonly store: Store,
     private readonly run: number,
-  ) {}
+  ) {
+    this.none = statements(store.db).none.get(run) === 1;
+  }
 
   versionsOf(
     elements: readonly { readonly id: string; readonly sent: number }[],
   ): (StoredVersion | undefined)[] {
+    if (this.none) return elements.map(() => undefined);
     const pairs = JSON.stringify(elements.map(({ id, sent }) => [id, sent]));
     const rows = statements(this.store.db).versions.all({ run: this.run, pairs }) as VersionRow[];
     const found: (StoredVersion | undefined)[] = elements.map(() => undefined);
@@ -31,6 +38,11 @@ export class SentVersions {
 type VersionRow = [at: number, hash: number, version: number];
 
 const statements = perConnection((db) => ({
+  none: db
+    .prepare(
+      'SELECT NOT EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run < ? AND valid_to_run IS NULL)',
+    )
+    .pluck(),
   // json_each first: the planner would otherwise walk the whole index for each element. An id has
   // one open version, so an element finds one row at most.
   versions: db

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Item } from '../../src/domain/item.js';
 import type { StoredVersion, UnchangedItem } from '../../src/domain/unchanged-item.js';
 import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
@@ -12,8 +13,9 @@ import { StagingBatch } from '../../src/store/staging.js';
 import { makeItem, openTempStore, tempDir } from '../store/fixtures.js';
 
 /**
- * The versions a listing body's row vouches for (`ReadBodies`, the fast path) against the reference,
- * each element looked up by its id and text (`SentVersions`) as the run began, over random histories: items read
+ * The versions a listing body's row vouches for (`ReadBodies`, the fast path: a body received again, or
+ * the elements of a page's changed answer that its previous row holds) against the reference, each
+ * element looked up by its id and text (`SentVersions`) as the run began, over random histories: items read
  * changed, back to earlier values, as another text of the same values, twice in one run (within a
  * batch and across batches), runs that fail and are discarded, runs pruned. Whenever a row vouches
  * for its versions they are exactly the reference's, and every complete run's snapshot holds the values
@@ -63,21 +65,41 @@ async function readRun(store: Store, run: number, pages: readonly Page[], batchP
     const ids = elements.map(({ id }) => id);
     const sent = elements.map(({ id, text }) => sentOf(id, text));
     const digest = digestOf(elements);
+    const page = `page ${n + 1}`;
     const known = bodies.elementsOf(digest);
-    let versions: (StoredVersion | undefined)[] | undefined;
+    let versions: (StoredVersion | undefined)[];
     if (known?.versions) {
       versions = known.versions.map((version, i) => ({ version, hash: known.hashes?.[i] as number }));
       expect(versions).toEqual(atStart[n]);
     } else if (known) versions = index.versionsOf(asked(elements));
-    for (const { id, text } of elements) read.set(id, text);
-    if (versions?.every((version) => version !== undefined)) {
-      const items: UnchangedItem[] = ids.map((id, i) => ({ id, ...(versions[i] as StoredVersion) }));
-      batch.add({ page: n + 1, items: [], invalid: [], unchanged: items });
-      continue;
+    else {
+      // A changed answer: the elements the page's previous row holds are that row's versions, the
+      // others are looked up, as the reader does.
+      const previous = bodies.previousOf(page);
+      const fromRow = sent.map((hash): StoredVersion | undefined => {
+        const k = previous?.sent.indexOf(hash) ?? -1;
+        return previous && k !== -1
+          ? { version: previous.versions[k] as number, hash: previous.hashes[k] as number }
+          : undefined;
+      });
+      for (const [i, version] of fromRow.entries()) if (version) expect(version).toEqual(atStart[n]?.[i]);
+      const lookedUp = index.versionsOf(asked(elements));
+      versions = fromRow.map((version, i) => version ?? lookedUp[i]);
+      bodies.learn(digest, { ids, sent, read: versions }, page);
     }
-    const items = elements.map(({ id, text }) => makeItem(id, { quantity: quantityOf(text) }));
-    if (!known) bodies.learn(digest, { ids, sent });
-    batch.add({ page: n + 1, items, invalid: [], sent });
+    for (const { id, text } of elements) read.set(id, text);
+    const unchanged: UnchangedItem[] = [];
+    const items: Item[] = [];
+    const itemsSent: number[] = [];
+    for (const [i, { id, text }] of elements.entries()) {
+      const version = versions[i];
+      if (version) unchanged.push({ id, ...version });
+      else {
+        items.push(makeItem(id, { quantity: quantityOf(text) }));
+        itemsSent.push(sentOf(id, text));
+      }
+    }
+    batch.add({ page: n + 1, items, invalid: [], unchanged, sent: itemsSent });
   }
   batch.flush();
   return read;

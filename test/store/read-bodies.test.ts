@@ -35,7 +35,7 @@ const digests = () =>
 describe('the listing bodies a store has read', () => {
   it('are known to the next run by digest, with their elements in order', async () => {
     const first = new ReadBodies(store);
-    first.learn('page-1', elements('b', 'a'));
+    first.learn('page-1', elements('b', 'a'), 'page-1');
     expect(first.elementsOf('page-1')).toBeUndefined();
     await completeRun(first);
     expect(new ReadBodies(store).elementsOf('page-1')).toEqual(elements('b', 'a'));
@@ -44,8 +44,8 @@ describe('the listing bodies a store has read', () => {
 
   it('are dropped once a complete run did not receive them, and kept while one does', async () => {
     const first = new ReadBodies(store);
-    first.learn('kept', elements('a'));
-    first.learn('gone', elements('b'));
+    first.learn('kept', elements('a'), 'kept');
+    first.learn('gone', elements('b'), 'gone');
     await completeRun(first);
     const second = new ReadBodies(store);
     expect(second.elementsOf('kept')).toEqual(elements('a'));
@@ -55,7 +55,7 @@ describe('the listing bodies a store has read', () => {
 
   it('stay while the run that would drop them fails', async () => {
     const first = new ReadBodies(store);
-    first.learn('page-1', elements('a'));
+    first.learn('page-1', elements('a'), 'page-1');
     await completeRun(first);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
     await discardRunData(store, run, { complete: false });
@@ -64,7 +64,7 @@ describe('the listing bodies a store has read', () => {
 
   it('read a row that does not hold elements as unknown, and are repaired by learning the body again', async () => {
     const first = new ReadBodies(store);
-    first.learn('page-1', elements('a'));
+    first.learn('page-1', elements('a'), 'page-1');
     await completeRun(first);
     for (const broken of [
       'not json',
@@ -79,7 +79,7 @@ describe('the listing bodies a store has read', () => {
       expect(new ReadBodies(store).elementsOf('page-1')).toBeUndefined();
     }
     const again = new ReadBodies(store);
-    again.learn('page-1', elements('a', 'b'));
+    again.learn('page-1', elements('a', 'b'), 'page-1');
     await completeRun(again);
     expect(new ReadBodies(store).elementsOf('page-1')).toEqual(elements('a', 'b'));
   });
@@ -92,7 +92,7 @@ describe("a listing body's versions", () => {
     await discardUnfinishedRuns(store, run);
     const bodies = new ReadBodies(store);
     const known = bodies.elementsOf('page-1');
-    if (known === undefined) bodies.learn('page-1', { ids: ['a'], sent: [sent] });
+    if (known === undefined) bodies.learn('page-1', { ids: ['a'], sent: [sent] }, 'page-1');
     const items = [makeItem('a', { quantity })];
     stagePages(store, run, [{ page: 1, items, invalid: [], sent: [sent] }], () => undefined, { bodies });
     if (options.complete !== false) commitRun(store, run, () => undefined);
@@ -121,7 +121,7 @@ describe("a listing body's versions", () => {
     await readA(1, 7);
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     const bodies = new ReadBodies(store);
-    bodies.learn('page-2', { ids: ['b'], sent: [9] });
+    bodies.learn('page-2', { ids: ['b'], sent: [9] }, 'page-2');
     const page = (quantity: number) => ({
       page: 1,
       items: [makeItem('b', { quantity })],
@@ -139,5 +139,57 @@ describe("a listing body's versions", () => {
     expect(recorded()).toBe(0);
     commitRun(store, run, () => undefined);
     expect(new ReadBodies(store).elementsOf('page-2')).toEqual({ ids: ['b'], sent: [9] });
+  });
+
+  /** A complete run that reads the page `page` as the body `digest`, holding `a` and `b`. */
+  async function readPage(digest: string, page: string, quantityOfA: number, sent: [number, number]) {
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    await discardUnfinishedRuns(store, run);
+    const bodies = new ReadBodies(store);
+    const previous = bodies.previousOf(page);
+    bodies.learn(digest, { ids: ['a', 'b'], sent }, page);
+    const items = [makeItem('a', { quantity: quantityOfA }), makeItem('b')];
+    stagePages(store, run, [{ page: 1, items, invalid: [], sent }], () => undefined, { bodies });
+    commitRun(store, run, () => undefined);
+    await discardRunData(store, run, { complete: true });
+    return previous;
+  }
+  const openVersion = (id: string) =>
+    store.db
+      .prepare('SELECT version FROM item_versions WHERE id = ? AND valid_to_run IS NULL')
+      .pluck()
+      .get(id);
+
+  it("are what a changed answer of the same page is read against, while the page's latest row vouches for them", async () => {
+    expect(await readPage('one', 'page 1', 1, [7, 8])).toBeUndefined();
+    const previous = new ReadBodies(store).previousOf('page 1');
+    expect(previous).toMatchObject({
+      ids: ['a', 'b'],
+      sent: [7, 8],
+      versions: [openVersion('a'), openVersion('b')],
+    });
+    expect(new ReadBodies(store).previousOf('page 2')).toBeUndefined();
+    // The page changes (a's text and values): its new row is the page's, and vouches once complete.
+    expect(await readPage('two', 'page 1', 2, [9, 8])).toEqual(previous);
+    expect(new ReadBodies(store).previousOf('page 1')).toMatchObject({ sent: [9, 8] });
+    expect(digests()).toEqual(['two']);
+  });
+
+  it('are not what a changed answer is read against once one of them was closed', async () => {
+    await readPage('one', 'page 1', 1, [7, 8]);
+    // The same page received as another body of the same elements (a different digest) that closes a.
+    const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
+    const bodies = new ReadBodies(store);
+    stagePages(
+      store,
+      run,
+      [{ page: 1, items: [makeItem('a', { quantity: 3 })], invalid: [], sent: [10] }],
+      () => undefined,
+      {
+        bodies,
+      },
+    );
+    commitRun(store, run, () => undefined);
+    expect(new ReadBodies(store).previousOf('page 1')).toBeUndefined();
   });
 });

@@ -1,60 +1,106 @@
-import type { StoredVersion } from '../../domain/unchanged-item.js';
+import type { StoredVersion, VouchedBody } from '../../domain/unchanged-item.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
-import { elementSources, objectSource } from './json-source.js';
-import { sentElements } from './sent-text.js';
+import { objectSource } from './json-source.js';
+import type { SentElement as SentSpan } from './sent-text.js';
 
-/** An element of a page as `SentIndex` is asked about it: its id and the hash of its text as sent. */
+/** An element of a page as `SentIndex` is asked about it: its id and the hash of its bytes as sent. */
 export interface SentElement {
   readonly id: string;
   readonly sent: number;
 }
 
-/** What a store knows of the texts its current versions were read from. */
+/** What a store knows of the bytes its current versions were read from. */
 export interface SentIndex {
   /**
-   * For each of a page's elements, in order, the current version of its id when it was read from text
+   * For each of a page's elements, in order, the current version of its id when it was read from bytes
    * hashing as its `sent`: asked once per page.
    */
   versionsOf(elements: readonly SentElement[]): (StoredVersion | undefined)[];
 }
 
 /**
- * The elements of a listing body (`json` is JSON.parse's array of `text`), each with the hash of its
- * text as sent. One whose text the store has read before is marked `unchanged` and read no
- * further: its exact numbers and unknown members are the stored version's. Undefined when the text's
- * elements cannot be delimited. The reference is `readListingBody` without an index, which it agrees
- * with on every element it reads (test/api/known-elements.test.ts); an unchanged resync of 100,000
- * items went from 3.13x / 3.36x to 2.23x / 2.32x the baseline's CPU (README, Benchmark).
+ * The elements of a listing body (`spans`, delimited in `bytes` by `sentElements`), read element by
+ * element: one whose bytes `previous` (the same page's answer before, as the store vouches for it)
+ * holds is known unchanged from it, with no decoding, parsing or look-up; the others are decoded,
+ * parsed and read with their exact numbers and unknown members. With no previous reading, those the
+ * store has read from the same bytes elsewhere (`index`, one question for the page) are known
+ * unchanged instead.
+ * Undefined when an element is not JSON (the body then is not either). The reference is the body
+ * parsed in full (`readListingBody` without an index), which it agrees with on every element it reads
+ * (test/api/item/known-elements.test.ts).
  */
 export function knownElements(
-  text: string,
-  json: readonly unknown[],
+  bytes: Uint8Array,
+  spans: readonly SentSpan[],
   index: SentIndex,
+  previous?: VouchedBody,
 ): ParsedElement[] | undefined {
-  const spans = sentElements(text);
-  if (spans.length !== json.length) return undefined;
+  const recorded = previous && recordedAt(previous);
+  const elements: (ParsedElement | undefined)[] = [];
+  const read: Read[] = [];
   const asked: SentElement[] = [];
-  const at: number[] = [];
-  for (const [i, { sent }] of spans.entries()) {
-    const value = json[i];
-    const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
-    if (sent === undefined || typeof id !== 'string') continue;
+  const askedOf: Read[] = [];
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const [at, { start, end, sent }] of spans.entries()) {
+    const k = sent === undefined ? undefined : recorded?.get(sent);
+    elements.push(previous && k !== undefined ? recordedElement(previous, k) : undefined);
+    if (k !== undefined) continue;
+    const text = buffer.toString('utf8', start, end);
+    const json = parsedOrNot(text);
+    if (json === NOT_JSON) return undefined;
+    const element = { at, text, json, sent };
+    read.push(element);
+    const id = typeof json === 'object' && json !== null ? (json as { id?: unknown }).id : undefined;
+    // Against a previous reading, a new element is almost always a changed item, which no look-up finds:
+    // one statement per page cost more than reading the few elements that moved in from other pages.
+    if (previous || sent === undefined || typeof id !== 'string') continue;
     asked.push({ id, sent });
-    at.push(i);
+    askedOf.push(element);
   }
-  const versions: (StoredVersion | undefined)[] = spans.map(() => undefined);
   const found = asked.length > 0 ? index.versionsOf(asked) : [];
-  for (const [k, version] of found.entries()) versions[at[k] as number] = version;
-  // A page the store knows nothing of (a first sync's) is scanned in one pass, as without an index.
-  const sources = versions.some((version) => version !== undefined)
-    ? undefined
-    : elementSources(text, ITEM_LAYOUT, json);
-  return spans.map(({ start, sent }, i): ParsedElement => {
-    const value = json[i];
-    const unchanged = versions[i];
-    if (unchanged !== undefined) return { json: value, raw: '', sent, unchanged };
-    const source = sources?.[i] ?? objectSource(text, ITEM_LAYOUT, value, start);
-    const { raw } = exactElement(value, source);
-    return sent === undefined ? { json: value, raw } : { json: value, raw, sent };
-  });
+  for (const [k, unchanged] of found.entries()) {
+    const { at, json, sent } = askedOf[k] as Read;
+    if (unchanged !== undefined) elements[at] = { json, raw: '', sent, unchanged };
+  }
+  for (const { at, text, json, sent } of read) {
+    if (elements[at] !== undefined) continue;
+    const { raw } = exactElement(json, objectSource(text, ITEM_LAYOUT, json));
+    elements[at] = sent === undefined ? { json, raw } : { json, raw, sent };
+  }
+  return elements as ParsedElement[];
+}
+
+/** An element decoded and parsed: its place in the body, its text and JSON.parse's value of it. */
+interface Read {
+  readonly at: number;
+  readonly text: string;
+  readonly json: unknown;
+  readonly sent: number | undefined;
+}
+
+const NOT_JSON: unique symbol = Symbol('not JSON');
+
+function parsedOrNot(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return NOT_JSON;
+    throw error;
+  }
+}
+
+/** Where each hash of the previous reading's elements is. */
+function recordedAt({ sent }: VouchedBody): Map<number, number> {
+  const at = new Map<number, number>();
+  for (const [k, hash] of sent.entries()) at.set(hash, k);
+  return at;
+}
+
+function recordedElement({ ids, sent, versions, hashes }: VouchedBody, k: number): ParsedElement {
+  return {
+    json: { id: ids[k] },
+    raw: '',
+    sent: sent[k] as number,
+    unchanged: { hash: hashes[k] as number, version: versions[k] as number },
+  };
 }

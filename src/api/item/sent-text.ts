@@ -1,73 +1,132 @@
+import { isUtf8 } from 'node:buffer';
 import { Hash53 } from '../../domain/hash53.js';
-import { closingQuote, containerEnd } from './json-source.js';
 
 /**
- * Where each element of a listing body starts and ends, and a hash of its characters exactly as sent:
- * an item whose text hashes as the text its stored version was read from has that version's values
- * (reading is a function of the text), so it need not be read again. Run on every page of a sync:
- * ~0.1 s for 100,000 elements of ~850 characters on the bench machine, where normalising and hashing
- * the values of the same items cost ~0.5 s.
+ * Where each element of a listing body starts and ends in its bytes, and a hash of its bytes exactly as
+ * sent: an item whose bytes hash as those its stored version was read from has that version's values
+ * (reading is a function of the bytes), so it need not be decoded, parsed or read again. The bytes, not
+ * the decoded text: a changed answer is then read element by element without decoding the elements it
+ * shares with the answer before (decoding a page of the simulator's items, each with a name in Unicode,
+ * costs more than parsing it).
  */
 
-/** One element of a JSON array's text: `text.slice(start, end)`, and its hash. */
+/** One element of a JSON array's bytes: `bytes.subarray(start, end)`, and its hash. */
 export interface SentElement {
   readonly start: number;
   readonly end: number;
   /**
-   * The hash of an object's text (53 bits); undefined for any other value, and for text holding U+FFFD
-   * or an escaped surrogate: reading such text replaces characters and warns, so it is always read.
+   * The hash of an object's bytes (53 bits); undefined for any other value, and for bytes that decode
+   * with U+FFFD (sent as such, or bytes that are not UTF-8) or may hold an escaped surrogate: reading
+   * such an element replaces characters and warns, so it is always read.
    */
   readonly sent: number | undefined;
 }
 
 const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
+const BOM = [0xef, 0xbb, 0xbf];
+const REPLACEMENT = Buffer.from('\ufffd');
+/** What may be an escaped surrogate (`\uD800`-`\uDFFF`), whose reading may replace it. */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
 
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-/** Text that reading may change: U+FFFD, or what may be an escaped surrogate (`\uD800`-`\uDFFF`). */
-const REPLACED = /\ufffd|\\u[dD][89a-fA-F]/;
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /**
- * The elements of the JSON array `text`, in order. `text` must already be known to parse as a JSON
- * array (JSON.parse said so): the pass trusts its structure and checks nothing.
+ * The elements of the JSON array in `bytes` (after a byte order mark, which decoding drops), in order;
+ * undefined unless the bytes between them are exactly an array's (brackets, commas, whitespace), so
+ * that the body is one JSON array if and only if each element is a JSON value. The elements themselves
+ * are not checked: whoever reads one parses it.
  */
-export function sentElements(text: string): SentElement[] {
-  // Searched once per body (natively, a regular expression costs as much as the hash): elements are
-  // searched one by one only in the rare body that may have any.
-  const mayReplace = text.includes('\ufffd') || text.includes('\\u');
+export function sentElements(bytes: Uint8Array): SentElement[] | undefined {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // Searched once per body (natively): elements are searched one by one only in the rare body that
+  // may need it.
+  const mayReplace = !isUtf8(buffer) || buffer.includes(REPLACEMENT) || buffer.includes('\\u');
   const elements: SentElement[] = [];
-  let at = text.indexOf('[') + 1;
+  let at = skipSpace(bytes, startsWithBom(bytes) ? BOM.length : 0);
+  if (bytes[at] !== OPEN_BRACKET) return undefined;
+  at = skipSpace(bytes, at + 1);
+  if (bytes[at] === CLOSE_BRACKET) return skipSpace(bytes, at + 1) === bytes.length ? elements : undefined;
   for (;;) {
-    let c = text.charCodeAt(at);
-    while (isSpace(c) || c === COMMA) c = text.charCodeAt(++at);
-    if (c === CLOSE_BRACKET || at >= text.length) return elements;
     const start = at;
-    at = valueEnd(text, at);
-    const hashed = c === OPEN_BRACE && !(mayReplace && REPLACED.test(text.slice(start, at)));
-    elements.push({ start, end: at, sent: hashed ? sentHash(text, start, at) : undefined });
+    const end = valueEnd(bytes, start);
+    if (end === undefined) return undefined;
+    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
+    elements.push({ start, end, sent: hashed ? sentHash(bytes, start, end) : undefined });
+    at = skipSpace(bytes, end);
+    if (bytes[at] === CLOSE_BRACKET) return skipSpace(bytes, at + 1) === bytes.length ? elements : undefined;
+    if (bytes[at] !== COMMA) return undefined;
+    at = skipSpace(bytes, at + 1);
   }
 }
 
-/** Index just past the value starting at `start`. */
-function valueEnd(text: string, start: number): number {
-  const first = text.charCodeAt(start);
-  if (first === QUOTE) return closingQuote(text, start) + 1;
-  if (first === OPEN_BRACE || first === OPEN_BRACKET) return containerEnd(text, start);
-  let at = start;
-  while (at < text.length) {
-    const c = text.charCodeAt(at);
-    if (c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE || isSpace(c)) break;
-    at += 1;
-  }
+/** The hash of `bytes` from `start` to `end` (`Hash53`). */
+export function sentHash(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  return new Hash53().bytes(bytes, start, end).digest();
+}
+
+function startsWithBom(bytes: Uint8Array): boolean {
+  return BOM.every((byte, i) => bytes[i] === byte);
+}
+
+function mayBeReplaced(element: Buffer): boolean {
+  return (
+    !isUtf8(element) || element.includes(REPLACEMENT) || ESCAPED_SURROGATE.test(element.toString('latin1'))
+  );
+}
+
+function skipSpace(bytes: Uint8Array, from: number): number {
+  let at = from;
+  while (isSpace(bytes[at])) at += 1;
   return at;
 }
 
-/** The hash of `text.slice(start, end)` (`Hash53`). */
-export function sentHash(text: string, start: number, end: number): number {
-  return new Hash53().text(text, start, end).digest();
+/** Index just past the value starting at `start`; undefined when it runs past the end of the bytes. */
+function valueEnd(bytes: Uint8Array, start: number): number | undefined {
+  const first = bytes[start];
+  if (first === QUOTE) return stringEnd(bytes, start);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) return containerEnd(bytes, start);
+  let at = start;
+  for (; at < bytes.length; at += 1) {
+    const c = bytes[at];
+    if (c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE || isSpace(c)) break;
+  }
+  return at > start ? at : undefined;
+}
+
+/** Index just past the object or array opened at `open`. UTF-8 never puts an ASCII byte inside a
+ * character, so JSON's structure can be read from bytes. */
+function containerEnd(bytes: Uint8Array, open: number): number | undefined {
+  let depth = 0;
+  for (let at = open; at < bytes.length; at += 1) {
+    const c = bytes[at];
+    if (c === QUOTE) {
+      const end = stringEnd(bytes, at);
+      if (end === undefined) return undefined;
+      at = end - 1;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth += 1;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth -= 1;
+      if (depth === 0) return at + 1;
+    }
+  }
+  return undefined;
+}
+
+/** Index just past the string opened at `open`. */
+function stringEnd(bytes: Uint8Array, open: number): number | undefined {
+  let at = bytes.indexOf(QUOTE, open + 1);
+  while (at !== -1) {
+    let backslashes = 0;
+    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return at + 1;
+    at = bytes.indexOf(QUOTE, at + 1);
+  }
+  return undefined;
 }

@@ -5,6 +5,7 @@ import { serverMessageField } from '../http/server-message.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';
 import { elementSources } from '../item/json-source.js';
 import { knownElements, type SentIndex } from '../item/known-elements.js';
+import { sentElements } from '../item/sent-text.js';
 import { bodyDigest, type KnownBodies, knownBody, knownElementsOf } from './known-bodies.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
@@ -24,9 +25,11 @@ export interface ListingBodyContext {
   /** Whether the page follows a page with items, so that an answer with no list can be the end. */
   readonly mayEnd: boolean;
   readonly secrets: readonly string[];
-  /** The store's texts already read: each element is then hashed as sent, and one read before is not read again. */
+  /** The store's elements already read: each element is then hashed as sent, and one read before from
+   * the same bytes is not read again. */
   readonly known?: SentIndex;
-  /** Bodies read in full before (with `known`): one received again byte for byte is not parsed. */
+  /** Bodies read in full before (with `known`), by digest and by page (`shown` names the page): one
+   * received again byte for byte is not parsed, a changed one is read against the page's before. */
   readonly bodies?: KnownBodies;
 }
 
@@ -53,28 +56,30 @@ export function parseJsonBody(response: HttpResponse, shown: string): unknown {
  */
 export function readListingBody(response: HttpResponse, context: ListingBodyContext): RawPage {
   if (context.mayEnd && isPastEnd(response)) return NO_ITEMS;
-  const { known, bodies } = context;
-  const digest = known && bodies ? bodyDigest(response.bytes) : undefined;
+  const { known, bodies, shown: page } = context;
+  if (!known) return parsedBody(response, context);
+  const digest = bodies ? bodyDigest(response.bytes) : undefined;
   const before = digest === undefined ? undefined : bodies?.elementsOf(digest);
-  const again = before && known ? knownBody(before, known) : undefined;
+  const again = before ? knownBody(before, known) : undefined;
   if (again) return { elements: again };
-  const json = parseJsonBody(response, context.shown);
-  if (!Array.isArray(json)) throw notAList(json, response, context);
-  const elements = known ? knownElements(response.body, json, known) : parsedElements(response.body, json);
-  if (elements === undefined) {
-    throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
-  }
+  const spans = sentElements(response.bytes);
+  const elements = spans && knownElements(response.bytes, spans, known, bodies?.previousOf(page));
+  // Not one JSON array of JSON values: the reference says why (or reads it, should it be one after all).
+  if (elements === undefined) return parsedBody(response, context);
   const learnt = digest === undefined || before ? undefined : knownElementsOf(elements);
-  if (digest !== undefined && learnt) bodies?.learn(digest, learnt);
+  if (digest !== undefined && learnt) bodies?.learn(digest, learnt, page);
   return { elements };
 }
 
-/** Each element of the array `json` parsed from `text`, with its exact numbers; undefined when the
- * text's elements cannot be delimited. */
-function parsedElements(text: string, json: readonly unknown[]): ParsedElement[] | undefined {
-  const sources = elementSources(text, ITEM_LAYOUT, json);
-  if (sources.length !== json.length) return undefined;
-  return sources.map((source, i) => exactElement(json[i], source));
+/** The reference reading of a listing answer: parsed in full, each element with its exact numbers. */
+function parsedBody(response: HttpResponse, context: ListingBodyContext): RawPage {
+  const json = parseJsonBody(response, context.shown);
+  if (!Array.isArray(json)) throw notAList(json, response, context);
+  const sources = elementSources(response.body, ITEM_LAYOUT, json);
+  if (sources.length !== json.length) {
+    throw new ProtocolError(`${context.shown} answered a JSON array whose elements could not be delimited.`);
+  }
+  return { elements: sources.map((source, i) => exactElement(json[i], source)) };
 }
 
 function isPastEnd(response: HttpResponse): boolean {

@@ -1,129 +1,269 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exactElement, ITEM_LAYOUT } from '../../../src/api/item/item-schema.js';
-import { elementSources } from '../../../src/api/item/json-source.js';
+import { ReceivedResponse } from '../../../src/api/http/response.js';
+import { normaliseElement, type ParsedElement } from '../../../src/api/item/item-schema.js';
 import { knownElements, type SentIndex } from '../../../src/api/item/known-elements.js';
 import { sentElements } from '../../../src/api/item/sent-text.js';
+import { readListingBody } from '../../../src/api/listing/page-body.js';
+import type { StoredVersion, VouchedBody } from '../../../src/domain/unchanged-item.js';
 
-/** A listing element of the usual shape, with members in any order, unknown ones and exact numbers. */
-const element = fc
-  .record({
-    id: fc.string({ minLength: 1, maxLength: 8 }),
-    title: fc.string({ maxLength: 30 }),
-    price: fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constant('12.50'), fc.constant(12.5)),
-    quantity: fc.oneof(fc.integer(), fc.constant('3')),
-    shop: fc.record({
-      id: fc.string({ maxLength: 4 }),
-      name: fc.string({ maxLength: 8 }),
-      rating: fc.jsonValue(),
-    }),
-    views: fc.jsonValue(),
-  })
-  .chain((value) =>
-    fc.shuffledSubarray(Object.keys(value), { minLength: 1 }).map((keys) => [value, keys] as const),
-  )
-  .map(([value, keys]) => Object.fromEntries(keys.map((key) => [key, value[key as keyof typeof value]])));
+/**
+ * The element reader (`sentElements`, then `knownElements`) against the reference, the body parsed in
+ * full (`readListingBody` without an index), on bodies written as text by hand: escapes, Unicode and
+ * lone surrogates, nesting, keys written twice, whitespace anywhere, numbers JSON.parse rounds, a byte
+ * order mark; and the same bodies broken.
+ */
 
-const layouts = [undefined, 1, '\t'] as const;
-const body = (elements: readonly unknown[], space: (typeof layouts)[number]) =>
-  JSON.stringify(elements, null, space);
+const space = fc.constantFrom('', '', ' ', '\n', '\t', '\r\n  ');
+const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+const stringText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 6 }).map((s) => JSON.stringify(s)),
+  fc.string({ unit: anyCodeUnit, maxLength: 4 }).map((s) => JSON.stringify(s)),
+  fc.constantFrom(
+    '"\\u00e9\\/\\"\\\\ \\b"',
+    '"\\ud83d\\ude00"',
+    '"\\ud800"',
+    '"\\\\ud800"',
+    '"\ufffd"',
+    '"Ünïcødé & Co"',
+    '"\\u005c"',
+    '""',
+  ),
+);
+const numberText = fc.oneof(
+  fc.constantFrom('0', '-0', '12.50', '12.5', '1e400', '-1E-7', '1.0e+2', '0.30000000000000004'),
+  fc.constantFrom('12345678901234567890', '123456789012345678901234567890.25', '3', '-3'),
+  fc.integer().map(String),
+);
+const key = fc.oneof(
+  fc.constantFrom('id', 'title', 'price', 'original_price', 'quantity', 'published', 'shop', 'name'),
+  fc.constantFrom('"id"', '__proto__', 'views', '0', '1', 'ids', 'url'),
+  fc.string({ maxLength: 3 }),
+);
 
-/** The reference: what the listing body reader gives for each element without an index. */
-function referenceElements(text: string) {
-  const json = JSON.parse(text) as unknown[];
-  return elementSources(text, ITEM_LAYOUT, json).map((source, i) => exactElement(json[i], source));
+/** JSON text of any value, laid out with whitespace anywhere JSON allows it. */
+const { value: valueText } = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    numberText,
+    stringText,
+    fc.constantFrom('true', 'false', 'null'),
+    tie('array'),
+    tie('object'),
+  ),
+  array: fc
+    .tuple(fc.array(fc.tuple(space, tie('value'), space), { maxLength: 3 }), space)
+    .map(([items, inner]) => `[${inner}${items.map((item) => item.join('')).join(',')}]`),
+  object: members(tie('value')),
+}));
+
+function members(value: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.array(fc.tuple(space, key, space, space, value, space), { maxLength: 6 }), space)
+    .map(
+      ([entries, inner]) =>
+        `{${inner}${entries.map(([a, k, b, c, v, d]) => `${a}${JSON.stringify(k)}${b}:${c}${v}${d}`).join(',')}}`,
+    );
 }
 
-/** An index that knows the texts of `text`'s elements, each as version `i` of hash `1000 + i`. */
-function indexOf(text: string): SentIndex {
-  const json = JSON.parse(text) as { id?: unknown }[];
-  const known = new Map<string, { sent: number; hash: number; version: number }>();
-  for (const [i, { sent }] of sentElements(text).entries()) {
-    const id = json[i]?.id;
-    if (sent !== undefined && typeof id === 'string') known.set(id, { sent, hash: 1000 + i, version: i });
+/** An item as a server may write it: an id (text, number, or none), the fields read, others. */
+const itemText = fc
+  .record({
+    id: fc.oneof(
+      fc.string({ minLength: 1, maxLength: 5 }).map((s) => JSON.stringify(s)),
+      fc.constantFrom('"\\u0061b"', '7', '12345678901234567890', '""'),
+    ),
+    rest: members(valueText),
+    price: numberText,
+    quantity: fc.oneof(numberText, fc.constant('"3"')),
+    shop: members(valueText),
+    first: space,
+  })
+  .map(
+    ({ id, rest, price, quantity, shop, first }) =>
+      `{${first}"id":${id},"price":${price},"quantity":${quantity},"shop":${shop},"title":"a \\"b\\"","x":${rest}}`,
+  );
+
+const elementText = fc.oneof({ weight: 6, arbitrary: itemText }, { weight: 1, arbitrary: valueText });
+
+/** A listing body as text: an array of `elements`, whitespace anywhere, now and then a byte order mark. */
+const bodyText = fc
+  .tuple(fc.array(fc.tuple(space, elementText, space), { maxLength: 6 }), space, space, fc.boolean())
+  .map(
+    ([elements, before, after, bom]) =>
+      `${bom ? '\ufeff' : ''}${before}[${elements.map((e) => e.join('')).join(',')}]${after}`,
+  );
+
+const response = (bytes: Uint8Array) => new ReceivedResponse(200, {}, bytes);
+const context = { shown: 'GET /v1/sell/shop/items?page=1', mayEnd: true, secrets: [] };
+
+/** The reference: every element of the body as the listing reader reads it without an index. */
+const reference = (bytes: Uint8Array) => readListingBody(response(bytes), context).elements;
+
+/** What becomes of an element: the item or the reason it is none. */
+const itemOf = (element: ParsedElement) => normaliseElement(element, 1);
+
+/**
+ * A store that read the body `before`: each of its elements with an id and a hash is version `i`,
+ * holding the item the reference reads from it.
+ */
+function storeOf(before: Uint8Array) {
+  const spans = sentElements(before) ?? [];
+  const read = reference(before);
+  const versions = new Map<string, { sent: number; version: StoredVersion }>();
+  const items = new Map<number, unknown>();
+  const body: { ids: string[]; sent: number[]; versions: number[]; hashes: number[] } = {
+    ids: [],
+    sent: [],
+    versions: [],
+    hashes: [],
+  };
+  for (const [i, { sent }] of spans.entries()) {
+    const id = (read[i]?.json as { id?: unknown } | null)?.id;
+    if (sent === undefined || typeof id !== 'string') continue;
+    const version = { version: i, hash: 1000 + i };
+    versions.set(id, { sent, version });
+    items.set(i, itemOf(read[i] as ParsedElement));
+    body.ids.push(id);
+    body.sent.push(sent);
+    body.versions.push(i);
+    body.hashes.push(1000 + i);
   }
-  return {
+  const asked: string[] = [];
+  const index: SentIndex = {
     versionsOf: (elements) =>
       elements.map(({ id, sent }) => {
-        const stored = known.get(id);
-        return stored?.sent === sent ? { hash: stored.hash, version: stored.version } : undefined;
+        asked.push(id);
+        const stored = versions.get(id);
+        return stored?.sent === sent ? stored.version : undefined;
       }),
   };
+  return { index, items, asked, body: body as VouchedBody };
 }
 
+/** What each element of `elements` reads as, an element known unchanged as its version's item. */
+const itemsRead = (elements: readonly ParsedElement[], items: ReadonlyMap<number, unknown>) =>
+  elements.map((element) => (element.unchanged ? items.get(element.unchanged.version) : itemOf(element)));
+
+/** A changed answer of the page of `before`: some elements edited, dropped, added or moved. */
+const edits = fc.array(fc.tuple(fc.nat(), fc.constantFrom('edit', 'drop', 'add', 'move'), elementText), {
+  maxLength: 4,
+});
+
+function edited(elements: readonly string[], changes: readonly [number, string, string][]): string[] {
+  const after = [...elements];
+  for (const [at, change, text] of changes) {
+    const k = after.length === 0 ? 0 : at % after.length;
+    if (change === 'edit' && after.length > 0) after[k] = text;
+    else if (change === 'drop') after.splice(k, 1);
+    else if (change === 'add') after.splice(k, 0, text);
+    else after.push(...after.splice(k, 1));
+  }
+  return after;
+}
+
+const bytesOf = (text: string) => Buffer.from(text);
+
 describe('sentElements', () => {
-  it('delimits exactly the elements JSON.parse reads, however the array is laid out', () => {
+  it('delimits exactly the elements JSON.parse reads, in the bytes, however the array is written', () => {
     fc.assert(
-      fc.property(fc.array(fc.jsonValue()), fc.constantFrom(...layouts), (values, space) => {
-        const text = body(values, space);
-        const parsed = JSON.parse(text) as unknown[];
-        const spans = sentElements(text);
-        expect(spans.map(({ start, end }) => JSON.parse(text.slice(start, end)))).toEqual(parsed);
-        for (const [i, { sent, start, end }] of spans.entries()) {
+      fc.property(bodyText, (text) => {
+        const bytes = bytesOf(text);
+        const parsed = JSON.parse(text.replace(/^\ufeff/, '')) as unknown[];
+        const spans = sentElements(bytes);
+        expect(spans?.map(({ start, end }) => JSON.parse(bytes.toString('utf8', start, end)))).toEqual(
+          parsed,
+        );
+        for (const [i, { sent, start, end }] of (spans ?? []).entries()) {
           const isObject = typeof parsed[i] === 'object' && parsed[i] !== null && !Array.isArray(parsed[i]);
-          const plain = !/\ufffd|\\u[dD][89a-fA-F]/.test(text.slice(start, end));
+          const plain = !/\ufffd|\\u[dD][89a-fA-F]/.test(bytes.toString('utf8', start, end));
           expect(sent !== undefined).toBe(isObject && plain);
         }
       }),
     );
   });
 
-  it('hashes an element by its own text alone, and tells a changed character', () => {
+  it('hashes an element by its own bytes alone, and tells a changed byte', () => {
     fc.assert(
-      fc.property(element, element, fc.constantFrom(...layouts), fc.nat(), (a, b, space, at) => {
-        const [first] = sentElements(body([a, b], space));
-        const [, second] = sentElements(body([b, a], space));
+      fc.property(itemText, itemText, space, fc.nat(), (a, b, gap, at) => {
+        const [first] = sentElements(bytesOf(`[${a},${gap}${b}]`)) ?? [];
+        const [, second] = sentElements(bytesOf(`[${gap}${b} ,${a}]`)) ?? [];
         expect(first?.sent).toBe(second?.sent);
-        const text = JSON.stringify(a);
-        // A digit or letter of the text turned into another: the same length, one character apart.
-        const where = [...text.matchAll(/[0-9a-z]/g)].map((match) => match.index);
+        fc.pre(first?.sent !== undefined);
+        const where = [...a.matchAll(/[0-9a-z]/g)].map((match) => match.index);
         fc.pre(where.length > 0);
         const k = where[at % where.length] as number;
-        const changed = `${text.slice(0, k)}${text[k] === 'q' ? 'r' : 'q'}${text.slice(k + 1)}`;
-        expect(sentElements(`[${changed}]`)[0]?.sent).not.toBe(sentElements(`[${text}]`)[0]?.sent);
+        const changed = `${a.slice(0, k)}${a[k] === 'q' ? 'r' : 'q'}${a.slice(k + 1)}`;
+        expect(sentElements(bytesOf(`[${changed}]`))?.[0]?.sent).not.toBe(first?.sent);
       }),
     );
   });
 });
 
-describe('knownElements', () => {
-  it('reads every element as the reference does when the store knows none of them', () => {
+describe('a listing body read element by element', () => {
+  it('reads every element as the full parse does when the store knows none of them', () => {
     fc.assert(
-      fc.property(fc.array(element, { maxLength: 8 }), fc.constantFrom(...layouts), (elements, space) => {
-        const text = body(elements, space);
-        const read = knownElements(text, JSON.parse(text), {
-          versionsOf: (elements) => elements.map(() => undefined),
-        });
-        expect(read?.map(({ json, raw }) => ({ json, raw }))).toEqual(referenceElements(text));
-        expect(read?.every((e) => e.sent !== undefined && e.unchanged === undefined)).toBe(true);
+      fc.property(bodyText, (text) => {
+        const bytes = bytesOf(text);
+        const { index } = storeOf(bytesOf('[]'));
+        const read = knownElements(bytes, sentElements(bytes) ?? [], index);
+        expect(read?.map(({ json, raw }) => ({ json, raw }))).toEqual(
+          reference(bytes).map(({ json, raw }) => ({ json, raw })),
+        );
       }),
     );
   });
 
-  it('knows unchanged exactly the elements sent as the same text, and reads the others as the reference does', () => {
+  it('gives the items of the full parse for a changed answer, reading only the elements whose bytes the page had not', () => {
     fc.assert(
-      fc.property(
-        fc.uniqueArray(element, { selector: (e) => e.id, maxLength: 8 }),
-        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
-        fc.constantFrom(...layouts),
-        (elements, edits, space) => {
-          const before = body(elements, space);
-          // Edited elements change a value, or only how one is written (12.5 as "12.50").
-          const after = body(
-            elements.map((e, i) => (edits[i] ? { ...e, price: e.price === 12.5 ? '12.50' : 12.5 } : e)),
-            space,
-          );
-          const read = knownElements(after, JSON.parse(after), indexOf(before)) ?? [];
-          const reference = referenceElements(after);
-          const hashable = sentElements(before).map(({ sent }) => sent !== undefined);
-          for (const [i, e] of read.entries()) {
-            const same = JSON.stringify(elements[i]) === JSON.stringify(JSON.parse(after)[i]);
-            const known = same && hashable[i] && typeof elements[i]?.id === 'string';
-            expect(e.unchanged).toEqual(known ? { hash: 1000 + i, version: i } : undefined);
-            if (e.unchanged === undefined) expect({ json: e.json, raw: e.raw }).toEqual(reference[i]);
+      fc.property(fc.array(elementText, { maxLength: 6 }), edits, (elements, changes) => {
+        const before = bytesOf(`[${elements.join(',')}]`);
+        const afterElements = edited(elements, changes);
+        const after = bytesOf(`[\n${afterElements.join(',\n')}\n]`);
+        const { index, items, asked, body } = storeOf(before);
+        const read = knownElements(after, sentElements(after) ?? [], index, body) ?? [];
+        expect(itemsRead(read, items)).toEqual(reference(after).map(itemOf));
+        // The elements the page had, byte for byte, are not parsed, and nothing is looked up.
+        const recorded = new Set(body.sent);
+        expect(asked).toEqual([]);
+        for (const [i, { sent }] of (sentElements(after) ?? []).entries()) {
+          if (sent !== undefined && recorded.has(sent)) expect(read[i]?.raw).toBe('');
+        }
+        // With no previous reading, the store is asked about each element instead: the same items.
+        const viaIndex = knownElements(after, sentElements(after) ?? [], index) ?? [];
+        expect(itemsRead(viaIndex, items)).toEqual(reference(after).map(itemOf));
+      }),
+    );
+  });
+
+  it('fails, or reads, exactly as the full parse does whatever is broken in a body', () => {
+    const breakage = fc.tuple(
+      fc.nat(),
+      fc.constantFrom('cut', 'drop', 'insert'),
+      fc.constantFrom(0x2c, 0x5d, 0x7d, 0x22, 0x5c, 0x20, 0x80, 0xff, 0xc3, 0x31),
+    );
+    fc.assert(
+      fc.property(bodyText, breakage, (text, [at, how, byte]) => {
+        const whole = bytesOf(text);
+        const k = whole.length === 0 ? 0 : at % whole.length;
+        const broken =
+          how === 'cut'
+            ? whole.subarray(0, k)
+            : how === 'drop'
+              ? Buffer.concat([whole.subarray(0, k), whole.subarray(k + 1)])
+              : Buffer.concat([whole.subarray(0, k), Buffer.from([byte]), whole.subarray(k)]);
+        const { index } = storeOf(bytesOf('[]'));
+        const outcome = (read: () => readonly ParsedElement[]) => {
+          try {
+            return read().map(({ json, raw }) => ({ json, raw }));
+          } catch (error) {
+            return `${(error as Error).constructor.name}: ${(error as Error).message}`;
           }
-        },
-      ),
+        };
+        expect(
+          outcome(() => readListingBody(response(broken), { ...context, known: index }).elements),
+        ).toEqual(outcome(() => reference(broken)));
+      }),
     );
   });
 });

@@ -5,7 +5,7 @@ import type { SentIndex } from '../../../src/api/item/known-elements.js';
 import { sentElements } from '../../../src/api/item/sent-text.js';
 import { bodyDigest, type KnownBodies } from '../../../src/api/listing/known-bodies.js';
 import { type ListingBodyContext, readListingBody } from '../../../src/api/listing/page-body.js';
-import type { KnownBody } from '../../../src/domain/unchanged-item.js';
+import type { KnownBody, VouchedBody } from '../../../src/domain/unchanged-item.js';
 
 /** Listing elements as a server may send them: items, and now and then something that is not one. */
 const element = fc.oneof(
@@ -40,10 +40,14 @@ function versionsOf(known: ReadonlyMap<string, number>): SentIndex {
 /** Bodies kept in a map, as the store keeps them in a table. */
 class MapBodies implements KnownBodies {
   readonly rows = new Map<string, KnownBody>();
+  readonly pages = new Map<string, VouchedBody>();
   asked = 0;
   elementsOf(digest: string) {
     this.asked += 1;
     return this.rows.get(digest);
+  }
+  previousOf(page: string) {
+    return this.pages.get(page);
   }
   learn(digest: string, elements: KnownBody) {
     this.rows.set(digest, elements);
@@ -79,7 +83,7 @@ describe('a listing body received again byte for byte', () => {
           const json = JSON.parse(text) as { id?: unknown }[];
           // The store knows some of the texts, as a resync after a few changes does.
           const known = new Map<string, number>();
-          for (const [i, { sent }] of sentElements(text).entries()) {
+          for (const [i, { sent }] of (sentElements(bytes) ?? []).entries()) {
             const id = json[i]?.id;
             if (knownNow[i] && sent !== undefined && typeof id === 'string') known.set(id, sent);
           }
@@ -116,5 +120,55 @@ describe('a listing body received again byte for byte', () => {
       expect(read.elements).toEqual([]);
     }
     expect(bodies.rows.size).toBe(0);
+  });
+});
+
+describe('a changed listing answer', () => {
+  it("is read against the page's answer before: only the elements whose bytes changed are parsed, and none is looked up", () => {
+    const before = bodyOf(
+      [
+        { id: 'a', price: 1 },
+        { id: 'b', price: 2 },
+        { id: 'c', price: 3 },
+      ],
+      undefined,
+    );
+    const sent = (sentElements(before) ?? []).map(({ sent }) => sent as number);
+    const bodies = new MapBodies();
+    bodies.pages.set('GET /v1/sell/shop/items?page=1', {
+      ids: ['a', 'b', 'c'],
+      sent,
+      versions: [1, 2, 3],
+      hashes: [11, 12, 13],
+    });
+    const asked: string[] = [];
+    const index: SentIndex = {
+      versionsOf: (elements) => {
+        asked.push(...elements.map(({ id }) => id));
+        return elements.map(() => undefined);
+      },
+    };
+    const after = bodyOf(
+      [
+        { id: 'c', price: 3 },
+        { id: 'b', price: 5 },
+        { id: 'a', price: 1 },
+      ],
+      undefined,
+    );
+    const read = readListingBody(response(after), context(index, bodies));
+    expect(asked).toEqual([]);
+    expect(read.elements.map(({ json, unchanged }) => [json, unchanged])).toEqual([
+      [{ id: 'c' }, { version: 3, hash: 13 }],
+      [{ id: 'b', price: '5' }, undefined],
+      [{ id: 'a' }, { version: 1, hash: 11 }],
+    ]);
+    expect([...bodies.rows.values()]).toEqual([
+      {
+        ids: ['c', 'b', 'a'],
+        sent: [sent[2], read.elements[1]?.sent, sent[0]],
+        read: [{ version: 3, hash: 13 }, undefined, { version: 1, hash: 11 }],
+      },
+    ]);
   });
 });
