@@ -11,15 +11,24 @@ import { perConnection } from './per-connection.js';
  * 250,000 left the rest to one query per id, ~3.5 s).
  */
 export class SentVersions {
+  /**
+   * Whether the store holds no version of a run before `run` (a first sync's): nothing to ask then, and
+   * a bulk load (`bulk-load.ts`) has no index of ids to ask through. No such version appears later.
+   */
+  private readonly none: boolean;
+
   /** Asks about the open versions of complete runs before `run` that know their text. */
   constructor(
     private readonly store: Store,
     private readonly run: number,
-  ) {}
+  ) {
+    this.none = store.db.prepare(NONE_BEFORE).pluck().get(run) === 1;
+  }
 
   versionsOf(
     elements: readonly { readonly id: string; readonly sent: number }[],
   ): (StoredVersion | undefined)[] {
+    if (this.none) return elements.map(() => undefined);
     const pairs = JSON.stringify(elements.map(({ id, sent }) => [id, sent]));
     const rows = statements(this.store.db).versions.all({ run: this.run, pairs }) as VersionRow[];
     const found: (StoredVersion | undefined)[] = elements.map(() => undefined);
@@ -29,6 +38,9 @@ export class SentVersions {
 }
 
 type VersionRow = [at: number, hash: number, version: number];
+
+const NONE_BEFORE =
+  'SELECT NOT EXISTS (SELECT 1 FROM item_versions INDEXED BY item_versions_from WHERE valid_from_run < ?)';
 
 const statements = perConnection((db) => ({
   // json_each first: the planner would otherwise walk the whole index for each element. An id has
