@@ -66,10 +66,9 @@ export class BulkLoad {
  */
 export function endBulkLoad(db: Database.Database): void {
   if (!isBulkLoading(db)) return;
-  const s = statements(db);
   db.exec(ID_INDEX.sql);
-  s.dropEarlierReadings.run();
-  const run = s.latestRun.get() as number | null;
+  db.prepare(DROP_EARLIER_READINGS).run();
+  const run = statements(db).latestRun.get() as number | null;
   if (run !== null) recordBodiesOf(db, run);
 }
 
@@ -111,7 +110,7 @@ function fnv1a(text: string): number {
   return hash | 0;
 }
 
-/** Prepared once per connection; none of them names the index of ids, which may be missing. */
+/** Prepared once per connection: none of them names the index of ids, which may be missing then. */
 const statements = perConnection((db) => ({
   hasIndex: db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
   anyVersion: db.prepare('SELECT EXISTS (SELECT 1 FROM item_versions)').pluck(),
@@ -120,12 +119,15 @@ const statements = perConnection((db) => ({
        VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
   ),
   latestRun: db.prepare('SELECT max(valid_from_run) FROM item_versions').pluck(),
-  /** An id has one open version: of an id read more than once, the versions before its latest go. */
-  dropEarlierReadings: db.prepare(
-    `DELETE FROM item_versions WHERE version IN (
-       SELECT v.version
-         FROM (SELECT id, max(version) AS latest FROM item_versions
-                WHERE valid_to_run IS NULL GROUP BY id HAVING count(*) > 1) d
-         JOIN item_versions v ON v.id = d.id AND v.valid_to_run IS NULL AND v.version < d.latest)`,
-  ),
 }));
+
+/**
+ * An id has one open version: of an id read more than once, the versions before its latest go. Found
+ * through the index of ids once it is built (a scan of it, 0.06 s of CPU at 100,000 items; without it
+ * SQLite sorted the table's ids, 0.24 s).
+ */
+const DROP_EARLIER_READINGS = `DELETE FROM item_versions WHERE version IN (
+  SELECT v.version
+    FROM (SELECT id, max(version) AS latest FROM item_versions INDEXED BY ${ID_INDEX.name}
+           WHERE valid_to_run IS NULL GROUP BY id HAVING count(*) > 1) d
+    JOIN item_versions v INDEXED BY ${ID_INDEX.name} ON v.id = d.id AND v.valid_to_run IS NULL AND v.version < d.latest)`;
