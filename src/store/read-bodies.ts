@@ -167,13 +167,25 @@ function prunedThrough(s: Statements, complete: readonly number[]): number {
   return (s.runsBefore.get(oldest) as number) < oldest - 1 ? oldest : 0;
 }
 
-/** Records the versions of every listing body `run` received, as they stand: one statement. */
-export function recordBodiesOf(db: Database.Database, run: number): void {
-  db.prepare(
-    `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS} WHERE run = @run`,
-  ).run({
-    run,
-  });
+/**
+ * Records the versions of the listing bodies `run` received, as they stand, `limit` of them (all when
+ * negative) after row `after`: returns the last row recorded, or undefined when none was left.
+ */
+export function recordBodiesOf(
+  db: Database.Database,
+  run: number,
+  after = 0,
+  limit = -1,
+): number | undefined {
+  const rows = db
+    .prepare(
+      `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
+        WHERE rowid IN (SELECT rowid FROM listing_bodies WHERE run = @run AND rowid > @after ORDER BY rowid LIMIT @limit)
+        RETURNING rowid`,
+    )
+    .pluck()
+    .all({ run, after, limit }) as number[];
+  return rows.length === 0 ? undefined : Math.max(...rows);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
-import { BulkLoad, endBulkLoad } from './bulk-load.js';
+import { BulkLoad, finishBulkLoad } from './bulk-load.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 import type { ReadBodies } from './read-bodies.js';
@@ -124,15 +124,9 @@ export class StagingBatch {
    * Stages every pending page once the listing is read, and ends a bulk load: the store is then
    * indexed as the removals' confirmation and the commit expect.
    */
-  finish(): void {
+  async finish(): Promise<void> {
     this.flush();
-    if (!this.bulk) return;
-    this.store.db
-      .transaction(() => {
-        this.guard();
-        endBulkLoad(this.store.db);
-      })
-      .immediate();
+    if (this.bulk) await finishBulkLoad(this.store.db, this.run, this.guard);
   }
 }
 

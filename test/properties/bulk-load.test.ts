@@ -86,7 +86,7 @@ function perBatch(store: Store, groups: readonly Page[][]): number {
 }
 
 /** As a sync stages: a `StagingBatch`, finished once the listing is read; dying means reopening. */
-function bulk(file: string, groups: readonly Page[][], diesAfter: number): number {
+async function bulk(file: string, groups: readonly Page[][], diesAfter: number): Promise<number> {
   let store = openStore(file);
   const { run } = begin(store);
   let bodies = new ReadBodies(store);
@@ -121,7 +121,7 @@ function bulk(file: string, groups: readonly Page[][], diesAfter: number): numbe
       );
     }
   }
-  batch.finish();
+  await batch.finish();
   commitRun(store, run, () => undefined);
   store.close();
   return run;
@@ -170,7 +170,7 @@ describe('a first sync bulk-loaded', () => {
           const reference = openTempStore(temp.dir);
           perBatch(reference, groups);
           const file = reference.path.replace('inventory.sqlite', 'bulk.sqlite');
-          bulk(file, groups, diesAfter);
+          await bulk(file, groups, diesAfter);
           const loaded = openStore(file);
           const [want, got] = [contents(reference), contents(loaded)];
           reference.close();

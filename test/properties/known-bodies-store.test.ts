@@ -79,7 +79,7 @@ async function readRun(store: Store, run: number, pages: readonly Page[], batchP
     if (!known) bodies.learn(digest, { ids, sent });
     batch.add({ page: n + 1, items, invalid: [], sent });
   }
-  batch.finish();
+  await batch.finish();
   return read;
 }
 

@@ -36,7 +36,7 @@ const batchOf = (store: Store, run: number) =>
 const begin = (store: Store) => beginRun(store, { query: 'q', resumeWindowMinutes: 60 });
 
 describe('a first sync bulk-loads', () => {
-  it('without the index of ids until the listing is read, then with it exactly as migrated', () => {
+  it('without the index of ids until the listing is read, then with it exactly as migrated', async () => {
     const { store } = sandbox;
     const { run } = begin(store);
     const batch = batchOf(store, run);
@@ -44,12 +44,12 @@ describe('a first sync bulk-loads', () => {
     batch.flush();
     expect(idIndex(store)).toBeUndefined();
     batch.add(page(2, makeItem('c')));
-    batch.finish();
+    await batch.finish();
     expect(idIndex(store)).toBe(migratedIdIndex());
     expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 3, added: 3 });
   });
 
-  it('keeps the values read last of an id read twice, within a batch and across batches', () => {
+  it('keeps the values read last of an id read twice, within a batch and across batches', async () => {
     const { store } = sandbox;
     const { run } = begin(store);
     const batch = batchOf(store, run);
@@ -57,7 +57,7 @@ describe('a first sync bulk-loads', () => {
     batch.add(page(2, makeItem('a', { quantity: 2 })));
     batch.flush();
     batch.add(page(3, makeItem('b', { quantity: 3 })));
-    batch.finish();
+    await batch.finish();
     expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 2, added: 2, updated: 0 });
     expect([...snapshotItems(store, run)].map(({ id, quantity }) => [id, quantity])).toEqual([
       ['a', 2],
@@ -74,11 +74,11 @@ describe('a first sync bulk-loads', () => {
     batch.add(page(1, makeItem('a', { quantity: 5 }), makeItem('b')));
     batch.flush();
     expect(idIndex(store)).toBe(migratedIdIndex());
-    batch.finish();
+    await batch.finish();
     expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 2, added: 1, updated: 1 });
   });
 
-  it('stopped half way, is resumed by the next run with the index built again, and completes with every item', () => {
+  it('stopped half way, is resumed by the next run with the index built again, and completes with every item', async () => {
     const { run } = begin(sandbox.store);
     const first = batchOf(sandbox.store, run);
     first.add(page(1, makeItem('a', { quantity: 1 }), makeItem('b')));
@@ -93,7 +93,7 @@ describe('a first sync bulk-loads', () => {
     expect(idIndex(store)).toBe(migratedIdIndex());
     const second = batchOf(store, run);
     second.add(page(3, makeItem('c'), makeItem('a', { quantity: 3 })));
-    second.finish();
+    await second.finish();
     expect(commitRun(store, run, () => undefined)).toMatchObject({ items: 3, added: 3 });
     expect([...snapshotItems(store, run)].map(({ id, quantity }) => [id, quantity])).toEqual([
       ['a', 3],
@@ -116,7 +116,7 @@ describe('a first sync bulk-loads', () => {
     batch.add(page(1, makeItem('c')));
     batch.flush();
     expect(idIndex(store)).toBeUndefined();
-    batch.finish();
+    await batch.finish();
     expect(commitRun(store, next.run, () => undefined)).toMatchObject({ items: 1, added: 1 });
     expect([...snapshotItems(store, next.run)].map(({ id }) => id)).toEqual(['c']);
   });
