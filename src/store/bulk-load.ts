@@ -8,10 +8,10 @@ import type { ReadItems } from './write-items.js';
 /**
  * A first sync's versions, written with plain inserts. The per-batch writer (`writeItems`) keeps the
  * index of ids (`item_versions_id`) as it goes, and a first sync's ids arrive in no order: each batch's
- * COMMIT wrote most of that index's pages to the WAL again, the largest cost of a first sync (37 % of
- * its CPU at 300,000 items). A store with no versions at all drops the index in the transaction of
- * its first batch, and `endBulkLoad` builds it once, in id order, when the reading ends; the other
- * indexes of `item_versions` are appended to in order anyway. An id read twice is inserted twice and
+ * COMMIT wrote most of that index's pages to the WAL again. A store with no versions at all drops the
+ * index in the transaction of its first batch, and `finishBulkLoad` builds it once, in id order, when
+ * the reading ends; the other indexes of `item_versions` are appended to in order anyway. Staging
+ * 100,000 new items took 17-24 % less CPU, a first sync of 300,000 17 % less (docs/benchmark.md). An id read twice is inserted twice and
  * keeps its latest reading then, as the per-batch writer would have kept it (the property test
  * test/properties/bulk-load.test.ts holds the two to the same store).
  *
