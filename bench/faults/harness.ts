@@ -62,6 +62,11 @@ export interface CrashCase {
   readonly churn?: Partial<ChurnFault>;
   /** SYNC_MAX_IN_FLIGHT of both syncs (the default otherwise). */
   readonly maxInFlight?: number;
+  /**
+   * The crashing sync is the shop's first (no baseline sync before it): killed, it must leave no complete
+   * run and no feeds, and the next sync must publish every item (and no changes: its feeds are the first).
+   */
+  readonly firstSync?: boolean;
 }
 
 export interface CaseOutcome {
@@ -80,7 +85,7 @@ export interface CaseOutcome {
 
 /**
  * One crash case, start to finish, against `sim` with a fresh data directory:
- * 1. a clean sync publishes a baseline;
+ * 1. a clean sync publishes a baseline (unless the case is of a first sync);
  * 2. the catalogue changes, and a sync of it is SIGKILLed at the case's point;
  * 3. the store must pass `integrity_check` and the feeds must be exactly those of the store's
  *    published run (a reader never sees a half-published state);
@@ -97,7 +102,7 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
   const truthAtRun = new Map<number, Truth>();
   try {
     sim.setFaults(NO_FAULTS);
-    problems.push(...(await cleanSync(env, 'the baseline sync', sim, truthAtRun)));
+    if (!c.firstSync) problems.push(...(await cleanSync(env, 'the baseline sync', sim, truthAtRun)));
     sim.mutate(c.mutation);
     const changed = truthOf(sim.truth());
     const watch = c.churn ? ListingWatch.start(sim) : undefined;
@@ -106,7 +111,7 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
     const killed = crash.signal === 'SIGKILL';
     if (!killed && crash.code !== 0) problems.push(`the crashing sync failed instead: ${lastLine(crash)}`);
     recordNewRuns(paths, truthAtRun, changed);
-    problems.push(...(await checkAfterCrash(paths, dataDir)));
+    problems.push(...(await checkAfterCrash(paths, dataDir, c.firstSync === true)));
     const published = withStore(paths, publishedRun);
     problems.push(...(await cleanSync(env, 'the sync after the crash', sim, truthAtRun)));
     if (watch) {
@@ -123,7 +128,9 @@ export async function runCrashCase(sim: Simulator, c: CrashCase): Promise<CaseOu
         survivorsLost: churned.lost,
       };
     }
-    const compared = checkConverged(paths, sim, truthAtRun, published);
+    // The first feeds' changes are their header only, as if counted from the very catalogue they hold.
+    if (c.firstSync) truthAtRun.set(NONE_PUBLISHED, truthOf(sim.truth()));
+    const compared = checkConverged(paths, sim, truthAtRun, published ?? NONE_PUBLISHED);
     problems.push(...compared.problems);
     return {
       killed,
@@ -213,7 +220,10 @@ function recordNewRuns(paths: ShopPaths, truthAtRun: Map<number, Truth>, truth: 
 }
 
 /** What a reader finds right after the kill: an intact store, and the published run's feeds, whole. */
-async function checkAfterCrash(paths: ShopPaths, dataDir: string): Promise<string[]> {
+/** The run number no run has, standing for a shop with no published feeds. */
+const NONE_PUBLISHED = 0;
+
+async function checkAfterCrash(paths: ShopPaths, dataDir: string, firstSync: boolean): Promise<string[]> {
   const problems: string[] = [];
   const db = new Database(paths.store);
   try {
@@ -223,9 +233,19 @@ async function checkAfterCrash(paths: ShopPaths, dataDir: string): Promise<strin
     db.close();
   }
   const [published, latest] = withStore(paths, (store) => [publishedRun(store), latestCompleteRun(store)]);
+  if (firstSync && published === null) return [...problems, ...nothingYet(paths, latest)];
   if (published === null) return [...problems, 'no run is recorded as published after the baseline'];
   const exported = path.join(dataDir, 'expected-inventory.csv');
   return [...problems, ...(await feedsAreOneRun(paths, published, latest, exported))];
+}
+
+/** A first sync killed before it published leaves what there was before it: no complete run, no feeds. */
+function nothingYet(paths: ShopPaths, latest: number | null): string[] {
+  const problems: string[] = [];
+  if (latest !== null) problems.push(`run ${latest} is complete, yet no feeds are recorded as published`);
+  for (const feed of [paths.inventoryCsv, paths.snapshotSqlite])
+    if (existsSync(feed)) problems.push(`${feed} exists before any run was published`);
+  return problems;
 }
 
 /**

@@ -67,18 +67,20 @@ export class ReadBodies {
    * Writes the bodies learnt and notes the ones used as received by `run`, in the caller's transaction,
    * after the batch's items: a body's versions are recorded as they stand then. Pages read ahead may
    * not be staged yet (their new items have no versions): a body that records none is tried once more
-   * with the next batch.
+   * with the next batch. A bulk load (`bulk-load.ts`) records none: it records them all as it ends.
    */
-  write(run: number): void {
+  write(run: number, { recordVersions = true }: { recordVersions?: boolean } = {}): void {
     const s = statements(this.store.db);
     const retry = new Map<string, KnownBody | undefined>();
     for (const [digest, { elements, page }] of this.learnt) {
       s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run, page);
-      if (!record(s, run, digest, elements)) retry.set(digest, elements);
+      if (recordVersions && !record(s, run, digest, elements)) retry.set(digest, elements);
     }
     for (const digest of this.used) s.use.run(run, digest);
-    for (const digest of this.unrecorded) if (!record(s, run, digest)) retry.set(digest, undefined);
-    for (const [digest, elements] of this.retry) if (!retry.has(digest)) record(s, run, digest, elements);
+    if (recordVersions) {
+      for (const digest of this.unrecorded) if (!record(s, run, digest)) retry.set(digest, undefined);
+      for (const [digest, elements] of this.retry) if (!retry.has(digest)) record(s, run, digest, elements);
+    }
     this.learnt = new Map();
     this.used = new Set();
     this.unrecorded = new Set();
@@ -189,6 +191,41 @@ function prunedThrough(s: Statements, complete: readonly number[]): number {
   return (s.runsBefore.get(oldest) as number) < oldest - 1 ? oldest : 0;
 }
 
+/**
+ * Records the versions of the listing bodies `run` received, as they stand, `limit` of them (all when
+ * negative) after row `after`: returns the last row recorded, or undefined when none was left.
+ */
+export function recordBodiesOf(
+  db: Database.Database,
+  run: number,
+  after = 0,
+  limit = -1,
+): number | undefined {
+  const rows = db
+    .prepare(
+      `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
+        WHERE rowid IN (SELECT rowid FROM listing_bodies WHERE run = @run AND rowid > @after ORDER BY rowid LIMIT @limit)
+        RETURNING rowid`,
+    )
+    .pluck()
+    .all({ run, after, limit }) as number[];
+  return rows.length === 0 ? undefined : Math.max(...rows);
+}
+
+/**
+ * A row's elements' open versions read from their very bytes, as `[versions, hashes]`; null when one
+ * has none (the row then keeps no versions).
+ */
+const VERSIONS_OF_ELEMENTS = `(
+       SELECT CASE WHEN count(e.version) = count(*)
+                   THEN json_array(json_group_array(e.version), json_group_array(e.hash)) END
+         FROM (SELECT v.version, v.hash
+                 FROM json_each(listing_bodies.elements, '$[0]') j
+                 LEFT JOIN item_versions v INDEXED BY item_versions_id
+                   ON v.id = j.value AND v.valid_to_run IS NULL
+                  AND v.sent = (listing_bodies.elements ->> ('$[1][' || j.key || ']'))
+                ORDER BY j.key) e)`;
+
 const statements = perConnection((db) => ({
   none: db.prepare('SELECT NOT EXISTS (SELECT 1 FROM listing_bodies)').pluck(),
   elements: db.prepare('SELECT elements, versions, versions_run FROM listing_bodies WHERE digest = ?'),
@@ -202,23 +239,10 @@ const statements = perConnection((db) => ({
        ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, run = excluded.run, page = excluded.page`,
   ),
   use: db.prepare('UPDATE listing_bodies SET run = ? WHERE digest = ?'),
-  /**
-   * Each element's open version read from its very bytes (null when there is none: the row then keeps
-   * no versions), in the elements' order.
-   */
   record: db
     .prepare(
-      `UPDATE listing_bodies SET versions_run = @run, versions = (
-       SELECT CASE WHEN count(e.version) = count(*)
-                   THEN json_array(json_group_array(e.version), json_group_array(e.hash)) END
-         FROM (SELECT v.version, v.hash
-                 FROM json_each(listing_bodies.elements, '$[0]') j
-                 LEFT JOIN item_versions v INDEXED BY item_versions_id
-                   ON v.id = j.value AND v.valid_to_run IS NULL
-                  AND v.sent = (listing_bodies.elements ->> ('$[1][' || j.key || ']'))
-                ORDER BY j.key) e)
-      WHERE digest = @digest
-      RETURNING versions IS NOT NULL`,
+      `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
+        WHERE digest = @digest RETURNING versions IS NOT NULL`,
     )
     .pluck(),
   recordRead: db.prepare('UPDATE listing_bodies SET versions = ?, versions_run = ? WHERE digest = ?'),

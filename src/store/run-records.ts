@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
+import { endBulkLoad } from './bulk-load.js';
 import type { Store } from './open.js';
 
 /**
@@ -176,6 +177,8 @@ export function beginRun(store: Store, options: BeginRunOptions): RunStart {
   const { db } = store;
   return db
     .transaction((): RunStart => {
+      // A first sync that stopped in its bulk load left the store without its index of ids.
+      endBulkLoad(db);
       const latest = fromRow(
         db.prepare('SELECT * FROM runs ORDER BY run DESC LIMIT 1').get() as RunRow<RunDetail> | undefined,
       );

@@ -11,8 +11,11 @@ import { perConnection } from './per-connection.js';
  * 250,000 left the rest to one query per id, ~3.5 s).
  */
 export class SentVersions {
-  /** Whether no version was open before `run` (a first sync): no element is then asked about, which
-   * spared a first sync of 100,000 items ~0.55 s of look-ups that could find nothing. */
+  /**
+   * Whether the store holds no version of a run before `run` (a first sync's): nothing to ask then,
+   * which spares a first sync of 100,000 items ~0.55 s of look-ups that could find nothing, and a bulk
+   * load (`bulk-load.ts`) has no index of ids to ask through. No such version appears later.
+   */
   private readonly none: boolean;
 
   /** Asks about the open versions of complete runs before `run` that know their bytes. */
@@ -20,7 +23,8 @@ export class SentVersions {
     private readonly store: Store,
     private readonly run: number,
   ) {
-    this.none = statements(store.db).none.get(run) === 1;
+    // Not among `statements`: those are prepared together, and a bulk load has no index of ids to name.
+    this.none = store.db.prepare(NONE_BEFORE).pluck().get(run) === 1;
   }
 
   versionsOf(
@@ -37,12 +41,10 @@ export class SentVersions {
 
 type VersionRow = [at: number, hash: number, version: number];
 
+const NONE_BEFORE =
+  'SELECT NOT EXISTS (SELECT 1 FROM item_versions INDEXED BY item_versions_from WHERE valid_from_run < ?)';
+
 const statements = perConnection((db) => ({
-  none: db
-    .prepare(
-      'SELECT NOT EXISTS (SELECT 1 FROM item_versions WHERE valid_from_run < ? AND valid_to_run IS NULL)',
-    )
-    .pluck(),
   // json_each first: the planner would otherwise walk the whole index for each element. An id has
   // one open version, so an element finds one row at most.
   versions: db

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { InvalidItem, Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
+import { BulkLoad, finishBulkLoad } from './bulk-load.js';
 import type { Store } from './open.js';
 import { perConnection } from './per-connection.js';
 import type { ReadBodies } from './read-bodies.js';
@@ -36,7 +37,7 @@ export function stagePages(
   run: number,
   pages: readonly StagedPage[],
   guard: () => void,
-  { now = new Date(), bodies }: { now?: Date; bodies?: ReadBodies } = {},
+  { now = new Date(), bodies, bulk }: { now?: Date; bodies?: ReadBodies; bulk?: BulkLoad } = {},
 ): void {
   const last = pages.at(-1);
   if (last === undefined) return;
@@ -44,8 +45,8 @@ export function stagePages(
   store.db
     .transaction(() => {
       guard();
-      const fresh = writeItems(store.db, run, pages);
-      bodies?.write(run);
+      const fresh = bulk ? bulk.write(pages) : writeItems(store.db, run, pages);
+      bodies?.write(run, { recordVersions: bulk === undefined });
       let invalid = 0;
       for (const page of pages) {
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);
@@ -72,11 +73,14 @@ export interface BatchLimits {
 
 /**
  * Pages read but not yet staged. Staging several pages per transaction spares writing the same index
- * pages to the WAL once per page; pages still pending when a process dies are simply read again.
+ * pages to the WAL once per page; pages still pending when a process dies are simply read again. A
+ * store with no versions yet is bulk-loaded (`BulkLoad`): its first batch decides, `finish` ends it.
  */
 export class StagingBatch {
   private pending: StagedPage[] = [];
   private flushedAt: number;
+  /** Whether the batch has staged yet, and so decided between a bulk load and `writeItems`. */
+  private bulk: BulkLoad | undefined | null = null;
 
   constructor(
     private readonly store: Store,
@@ -104,8 +108,25 @@ export class StagingBatch {
     this.pending = [];
     this.flushedAt = Date.now();
     if (pages.length === 0) return;
-    stagePages(this.store, this.run, pages, this.guard, { bodies: this.bodies });
+    const { db } = this.store;
+    // Decided in the transaction of the first batch, and only once it commits.
+    this.bulk = db
+      .transaction(() => {
+        const bulk = this.bulk === null ? BulkLoad.begin(db, this.run) : this.bulk;
+        stagePages(this.store, this.run, pages, this.guard, { bodies: this.bodies, bulk });
+        return bulk;
+      })
+      .immediate();
     this.onStaged();
+  }
+
+  /**
+   * Stages every pending page once the listing is read, and ends a bulk load: the store is then
+   * indexed as the removals' confirmation and the commit expect.
+   */
+  async finish(): Promise<void> {
+    this.flush();
+    if (this.bulk) await finishBulkLoad(this.store.db, this.run, this.guard);
   }
 }
 

@@ -40,10 +40,11 @@ export interface ReadItems {
  *   nothing else is written: a resync appends to one small index (the version learns the text it was
  *   read from, if it did not know it yet);
  * - the others (new, changed, or read again) are written one by one by `writeChanged`.
+ * A first sync is bulk-loaded instead (`bulk-load.ts`); this is the reference it is tested against.
  */
 export function writeItems(db: Database.Database, run: number, pages: readonly ReadItems[]): number {
   const s = statements(db);
-  const { ids: written, fromEmpty, inserted } = runWrites(db, run);
+  const { ids: written } = runWrites(db, run);
   const latest = new Map<string, Hashed>();
   // A page holds an id once; across pages, in the order read, the last reading wins.
   for (const read of pages) {
@@ -58,53 +59,8 @@ export function writeItems(db: Database.Database, run: number, pages: readonly R
     else hashed.push(entry);
   }
   let fresh = known.length > 0 ? s.match.run(run, JSON.stringify(known)).changes : 0;
-  const asked = fromEmpty ? insertNew(s, run, hashed, inserted) : hashed;
-  if (asked.length > 0) fresh += writeHashed(s, run, asked, written);
-  return fresh + (hashed.length - asked.length);
-}
-
-/**
- * Inserts the items of a run that began on an empty store (its first sync) whose ids it has not
- * inserted yet (`InsertedIds`): they are new, with nothing to look up. Returns the entries left to
- * `writeHashed`.
- */
-function insertNew(s: Statements, run: number, hashed: readonly Hashed[], inserted: InsertedIds): Hashed[] {
-  const rest: Hashed[] = [];
-  for (const entry of hashed) {
-    const { id, item, hash, sent } = entry;
-    if (item === undefined || inserted.mayHave(id)) {
-      rest.push(entry);
-      continue;
-    }
-    inserted.add(id);
-    s.insert.run(run, ...itemValues(item, hash), sent ?? null);
-  }
-  return rest;
-}
-
-/**
- * The ids a first sync has inserted, kept as 32-bit hashes: a set of every id held 100 MB and more at
- * 1,000,000 items, this about a fifth of it. An id whose hash it holds goes the way of an id read again
- * (`writeHashed` asks the store), which is right for either; at 1,000,000 ids about a hundred take
- * that way for a hash they share with another. One whose hash it does not hold was never inserted.
- */
-class InsertedIds {
-  private readonly hashes = new Set<number>();
-
-  add(id: string): void {
-    this.hashes.add(fnv1a(id));
-  }
-
-  mayHave(id: string): boolean {
-    return this.hashes.has(fnv1a(id));
-  }
-}
-
-/** FNV-1a over the UTF-16 code units of `text`, as a small integer. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash | 0;
+  if (hashed.length > 0) fresh += writeHashed(s, run, hashed, written);
+  return fresh;
 }
 
 /** `writeItems` for the entries that the store is asked about; notes the ids written in `written`. */
@@ -128,25 +84,17 @@ function writeHashed(s: Statements, run: number, hashed: readonly Hashed[], writ
 interface RunWrites {
   readonly run: number;
   /**
-   * The ids it has written versions (or reopened them) for, other than by a plain match or a first
-   * sync's insert (`inserted`): an item of them known unchanged from its text is checked against the
-   * store like any other.
+   * The ids it has written versions (or reopened them) for, other than by a plain match: an item of
+   * them known unchanged from its text is checked against the store like any other.
    */
   readonly ids: Set<string>;
-  /** Whether the store held no version when it first wrote: every id without a version of this run is new. */
-  readonly fromEmpty: boolean;
-  /** The ids a first sync has inserted. */
-  readonly inserted: InsertedIds;
 }
 
 const runWrites = (() => {
   const byConnection = perConnection((): { state?: RunWrites } => ({}));
   return (db: Database.Database, run: number): RunWrites => {
     const held = byConnection(db);
-    if (held.state?.run !== run) {
-      const fromEmpty = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM item_versions)').pluck().get() === 1;
-      held.state = { run, ids: new Set(), fromEmpty, inserted: new InsertedIds() };
-    }
+    if (held.state?.run !== run) held.state = { run, ids: new Set() };
     return held.state;
   };
 })();

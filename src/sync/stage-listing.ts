@@ -121,7 +121,7 @@ export async function stageListing(
       // one unbroken chain of microtasks, holding up timers (lease renewals) and other shops' I/O.
       await nextTurn();
     }
-    batch.flush();
+    await batch.finish();
   } catch (error) {
     stageBeforeFailing(batch, log);
     throw error;

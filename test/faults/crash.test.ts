@@ -27,12 +27,20 @@ const cases: CrashCase[] = [
   { point: 'feeds-renamed', nth: 1, mutation },
   { point: 'published', nth: 1, mutation },
 ];
+/** A first sync bulk-loads (src/store/bulk-load.ts): killed while it does, and once it has ended it. */
+const firstSyncCases: CrashCase[] = [
+  { point: 'page-staged', nth: 1, mutation, firstSync: true },
+  { point: 'page-staged', nth: 3, mutation, perPage: 10, firstSync: true },
+  { point: 'read', nth: 1, mutation, firstSync: true },
+];
 
 describe('a sync killed at any point', () => {
-  it.each(cases)('at $point #$nth loses nothing', async (c) => {
+  const losesNothing = async (c: CrashCase) => {
     const outcome = await runCrashCase(sim, c);
     expect(outcome.problems).toEqual([]);
     expect(outcome.killed).toBe(true);
     expect(outcome.itemsCompared).toBe(sim.truth().length);
-  });
+  };
+  it.each(cases)('at $point #$nth loses nothing', losesNothing);
+  it.each(firstSyncCases)('a first sync, at $point #$nth, loses nothing', losesNothing);
 });

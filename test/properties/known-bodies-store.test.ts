@@ -101,7 +101,7 @@ async function readRun(store: Store, run: number, pages: readonly Page[], batchP
     }
     batch.add({ page: n + 1, items, invalid: [], unchanged, sent: itemsSent });
   }
-  batch.flush();
+  await batch.finish();
   return read;
 }
 
