@@ -47,12 +47,16 @@ const staged = (elements: Page, n: number): StagedPage => ({
   sent: elements.map(({ id, quantity }) => sentOf(id, quantity)),
 });
 
-const learnt = (bodies: ReadBodies, elements: Page) =>
-  bodies.learn(JSON.stringify(elements), {
-    ids: elements.map(({ id }) => id),
-    sent: elements.map(({ id, quantity }) => sentOf(id, quantity)),
-    read: elements.map(() => undefined),
-  });
+const learnt = (bodies: ReadBodies, elements: Page, n: number) =>
+  bodies.learn(
+    JSON.stringify(elements),
+    {
+      ids: elements.map(({ id }) => id),
+      sent: elements.map(({ id, quantity }) => sentOf(id, quantity)),
+      read: elements.map(() => undefined),
+    },
+    `page ${n}`,
+  );
 
 /** The batches of a history: consecutive pages, cut where `cuts` say. */
 function batches(pages: readonly Page[], cuts: readonly number[]): Page[][] {
@@ -75,8 +79,8 @@ function perBatch(store: Store, groups: readonly Page[][]): number {
   let n = 0;
   for (const group of groups) {
     const pages = group.map((elements) => {
-      learnt(bodies, elements);
       n += 1;
+      learnt(bodies, elements, n);
       return staged(elements, n);
     });
     stagePages(store, run, pages, () => undefined, { bodies });
@@ -101,8 +105,8 @@ async function bulk(file: string, groups: readonly Page[][], diesAfter: number):
   let n = 0;
   for (const [k, group] of groups.entries()) {
     for (const elements of group) {
-      learnt(bodies, elements);
       n += 1;
+      learnt(bodies, elements, n);
       batch.add(staged(elements, n));
     }
     batch.flush();
