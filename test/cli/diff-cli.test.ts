@@ -3,14 +3,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
 let env: Record<string, string>;
-let store: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ items: 400, seed: 11 });
@@ -19,7 +17,6 @@ afterAll(() => sim.close());
 beforeEach(() => {
   temp = tempDir('shop-sync-cli-');
   env = { ...simEnv(sim, temp.dir), SYNC_PER_PAGE: '20' };
-  store = shopPaths(temp.dir, 'shop').store;
   sim.setFaults({ latencyMs: 0 });
 });
 afterEach(() => temp.cleanup());
