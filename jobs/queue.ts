@@ -91,12 +91,14 @@ export class ShopQueues {
   private readonly queues = new Map<string, Queue>();
   readonly ticks: Queue<ShopJobData, unknown>;
 
+  /** `readOnly`: for a command that only reads (`status`), which must leave no key behind (a queue's `meta`). */
   constructor(
     readonly redis: Redis,
     readonly prefix: string,
     private readonly log: Logger,
+    private readonly options: { readonly readOnly?: boolean } = {},
   ) {
-    this.ticks = logErrors(new Queue(TICK_QUEUE, { connection: redis, prefix }), log, 'queue');
+    this.ticks = this.opened(TICK_QUEUE);
   }
 
   /** A group's sync queue. */
@@ -112,10 +114,19 @@ export class ShopQueues {
   named(name: string): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = logErrors(new Queue(name, { connection: this.redis, prefix: this.prefix }), this.log, 'queue');
+      queue = this.opened(name);
       this.queues.set(name, queue);
     }
     return queue;
+  }
+
+  private opened(name: string): Queue {
+    const queue = new Queue(name, {
+      connection: this.redis,
+      prefix: this.prefix,
+      skipMetasUpdate: this.options.readOnly === true,
+    });
+    return logErrors(queue, this.log, 'queue');
   }
 
   /** Every queue opened so far, the ticks' first. */

@@ -87,6 +87,14 @@ describe('shop-sync status', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('writes nothing to Redis: a command that reads leaves no key behind', async () => {
+    const prefix = uniquePrefix('status-reads');
+    const result = await runCli(['status', '--json'], { ...env, SYNC_QUEUE_PREFIX: prefix });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+  });
+
   it('says no worker is connected, shows no schedule where none was applied, and each last complete run', async () => {
     const sync = await runCli(['sync', '--shop', 'shop', '--json'], env);
     expect(sync.code).toBe(0);

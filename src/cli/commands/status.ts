@@ -26,7 +26,7 @@ export function statusCommand(io: CliIO): Command {
     .action(async (flags: StatusFlags) => {
       const { config, log } = commandContext(io);
       const redis = await connectRedis(config.redisUrl);
-      const queues = new ShopQueues(redis, config.queuePrefix, log);
+      const queues = new ShopQueues(redis, config.queuePrefix, log, { readOnly: true });
       let status: QueueStatus;
       try {
         status = await queueStatus(queues, config);
