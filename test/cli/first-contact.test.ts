@@ -96,7 +96,8 @@ describe('a first request that never reaches the marketplace', () => {
 
       const check = await runAt(url, ['check']);
       expect(check.code).toBe(2);
-      expect(check.stdout).toBe(`Shop shop: FAILED: ${sentence}\n`);
+      expect(check.stdout).toBe('');
+      expect(check.stderr).toBe(`shop-sync: ${sentence}\n`);
       expect(connections).toBe(2);
       await expectDataIntact();
     } finally {
@@ -128,7 +129,8 @@ describe('http:// against an HTTPS server', () => {
 
       const check = await runAt(url, ['check']);
       expect(check.code).toBe(2);
-      expect(check.stdout).toBe(`Shop shop: FAILED: ${sentence}\n`);
+      expect(check.stdout).toBe('');
+      expect(check.stderr).toBe(`shop-sync: ${sentence}\n`);
       await expectDataIntact();
     } finally {
       secure.closeAllConnections();
@@ -147,7 +149,8 @@ describe('a 404 from the token endpoint', () => {
     expect(sync.stderr).toContain(`set it to ${sim.baseUrl}.`);
     const check = await runAt(`${sim.baseUrl}/v1/`, ['check']);
     expect(check.code).toBe(2);
-    expect(check.stdout).toContain(`set it to ${sim.baseUrl}.`);
+    expect(check.stdout).toBe('');
+    expect(check.stderr).toContain(`set it to ${sim.baseUrl}.`);
     await expectDataIntact();
   });
 

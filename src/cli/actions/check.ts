@@ -44,7 +44,9 @@ export async function checkAction(io: CliIO, flags: CheckFlags): Promise<void> {
       if (verified.error) throw verified.error;
       print({ ...(await checkShop(shop, config.retryBudgetSeconds, log, io.signal)), store });
     } catch (error) {
-      if (error instanceof Error) print({ ...failure(shop, error), store });
+      // One shop's failure is the command's error, said once on stderr; a report of several shops, or
+      // one for a machine, still gives the failed shop its line.
+      if (error instanceof Error && (flags.json || flags.all)) print({ ...failure(shop, error), store });
       throw error;
     }
   };
