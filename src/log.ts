@@ -21,10 +21,12 @@ export function createLogger(
   destination: pino.DestinationStream = pino.destination(2),
   options: LogOptions = {},
 ): Logger {
+  const detailed = level === 'debug' || level === 'trace';
   const out =
-    options.format === 'pretty' ? prettyStream(destination, options.colorize ?? false) : destination;
-  const serializers: pino.LoggerOptions['serializers'] =
-    level === 'debug' || level === 'trace' ? {} : { err: withoutStack };
+    options.format === 'pretty'
+      ? prettyStream(destination, options.colorize ?? false, detailed)
+      : destination;
+  const serializers: pino.LoggerOptions['serializers'] = detailed ? {} : { err: withoutStack };
   return pino(
     { level, base: undefined, redact: { paths: REDACTED_PATHS, censor: REDACTED }, serializers },
     out,
@@ -39,20 +41,31 @@ function withoutStack(error: unknown): unknown {
   return rest;
 }
 
+/** How pino starts a line at level info (30); its fields follow. */
+const INFO_LINE = '{"level":30,';
+
 /**
  * pino-pretty's formatter applied in the same call as the write: a line is on the terminal before the
- * next one is logged, so it never interleaves with a progress line drawn in between.
+ * next one is logged, so it never interleaves with a progress line drawn in between. Unless `detailed`
+ * (LOG_LEVEL debug or trace), an info line shows its message alone: a person at a terminal reads the
+ * command's own output (a sync's summary), which its fields would only repeat; warnings and errors keep
+ * theirs, and JSON logs keep every field.
  */
-function prettyStream(destination: pino.DestinationStream, colorize: boolean): pino.DestinationStream {
+function prettyStream(
+  destination: pino.DestinationStream,
+  colorize: boolean,
+  detailed: boolean,
+): pino.DestinationStream {
   // Loaded only for pretty logs: machine-read logs do not pay for it at start-up.
   const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
-  const pretty = prettyFactory({
-    colorize,
-    translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,hostname',
-    singleLine: true,
-  });
-  return { write: (line: string) => destination.write(pretty(line)) };
+  const options = { colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true };
+  const pretty = prettyFactory(options);
+  const withoutFields = prettyFactory({ ...options, hideObject: true });
+  // pino-pretty ends a line after its fields: one shown without them needs its end of line.
+  const brief = detailed ? pretty : (line: string) => `${withoutFields(line).trimEnd()}\n`;
+  return {
+    write: (line: string) => destination.write((line.startsWith(INFO_LINE) ? brief : pretty)(line)),
+  };
 }
 
 /** A logger that drops everything, for library callers and tests that do not look at logs. */

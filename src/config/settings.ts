@@ -328,7 +328,7 @@ export const APP = {
     default: ({ stderrIsTerminal }) => (stderrIsTerminal ? 'pretty' : 'json'),
     shownDefault: '`pretty` when stderr is a terminal, else `json`',
     meaning:
-      '`json` (one JSON object a line, for machines) or `pretty` (one readable line per entry with the local time, by pino-pretty)',
+      '`json` (one JSON object a line, for machines) or `pretty` (one readable line per entry with the local time, by pino-pretty; an info line shows its message alone unless `LOG_LEVEL` is `debug` or `trace`)',
   }),
   opsPort: setting<number>({
     env: 'OPS_PORT',

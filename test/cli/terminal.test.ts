@@ -74,6 +74,20 @@ describe('shop-sync sync on a terminal', () => {
     );
   });
 
+  it('shows the result once: at LOG_LEVEL info, the log lines carry their message alone', async () => {
+    const { code, output } = await runInTerminal(['sync'], {
+      ...simEnv(sim, temp.dir),
+      SYNC_PER_PAGE: '100',
+      LOG_LEVEL: 'info',
+    });
+    expect(code).toBe(0);
+    const lines = visibleLines(output);
+    expect(lines).toContainEqual(expect.stringMatching(/^\[[\d:.]+\] INFO: sync complete$/));
+    expect(lines.filter((line) => /600 added|"added"/.test(line))).toEqual([
+      expect.stringMatching(/^600 items from \d+ pages: 600 added, 0 updated, 0 removed\.$/),
+    ]);
+  });
+
   it('draws nothing and logs JSON lines when stderr is not a terminal', async () => {
     const result = await runCli(['sync'], {
       ...simEnv(sim, temp.dir),
