@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import type { StoredVersion } from '../domain/unchanged-item.js';
 import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
 import { perConnection } from './per-connection.js';
 import { recordBodiesOf } from './read-bodies.js';
@@ -22,6 +23,8 @@ import type { ReadItems } from './write-items.js';
  */
 export class BulkLoad {
   private readonly inserted = new InsertedIds();
+  /** The versions the latest `write` inserted, by id, with the hash of the text each was read from. */
+  private written = new Map<string, StoredVersion & { readonly sent: number | undefined }>();
 
   private constructor(
     private readonly db: Database.Database,
@@ -47,17 +50,30 @@ export class BulkLoad {
   write(pages: readonly ReadItems[]): number {
     const { insert } = statements(this.db);
     let fresh = 0;
+    this.written = new Map();
     for (const read of pages) {
       if ((read.unchanged?.length ?? 0) > 0)
         throw new Error('a bulk load was handed items known unchanged, but the store holds no version');
       for (const [index, item] of read.items.entries()) {
         if (!this.inserted.mayHave(item.id)) fresh += 1;
         this.inserted.add(item.id);
-        insert.run(this.run, ...itemValues(item, itemHash(item)), read.sent?.[index] ?? null);
+        const hash = itemHash(item);
+        const sent = read.sent?.[index];
+        const { lastInsertRowid } = insert.run(this.run, ...itemValues(item, hash), sent ?? null);
+        this.written.set(item.id, { version: Number(lastInsertRowid), hash, sent });
       }
     }
     return fresh;
   }
+
+  /**
+   * The version the latest `write` inserted for `id` from a text whose hash is `sent`: what the
+   * listing bodies of its pages record, handed over rather than read back as the load ends.
+   */
+  readonly versionOf = (id: string, sent: number): StoredVersion | undefined => {
+    const written = this.written.get(id);
+    return written?.sent === sent ? written : undefined;
+  };
 }
 
 /**
@@ -74,19 +90,23 @@ export function endBulkLoad(db: Database.Database): void {
 
 /**
  * Ends the bulk load of `run` once its listing is read: the index in one transaction, then the
- * versions of its listing bodies in slices, each a transaction of its own with a turn of the event
- * loop between them (in one with the index, they blocked the loop for seconds at 300,000 items,
- * holding up lease renewals). A process stopped between slices leaves bodies without versions, which
- * the next run reads as it reads any body it cannot vouch for.
+ * versions of the listing bodies the staging could not record as it went (`BulkLoad.versionOf`),
+ * and of those naming an id read more than once (its earlier versions are gone), in slices, each a
+ * transaction of its own with a turn of the event loop between them (in one with the index, they
+ * blocked the loop for seconds at 300,000 items, holding up lease renewals). A process stopped
+ * between slices leaves bodies without versions, which the next run reads as it reads any body it
+ * cannot vouch for.
  */
 export async function finishBulkLoad(db: Database.Database, run: number, guard: () => void): Promise<void> {
-  db.transaction(() => {
-    guard();
-    buildIdIndex(db);
-  }).immediate();
+  const readTwice = db
+    .transaction(() => {
+      guard();
+      return buildIdIndex(db);
+    })
+    .immediate();
   const slice = db.transaction((after: number) => {
     guard();
-    return recordBodiesOf(db, run, after, BODIES_PER_SLICE);
+    return recordBodiesOf(db, run, after, BODIES_PER_SLICE, { unrecordedOr: readTwice });
   });
   for (let after = slice.immediate(0); after !== undefined; after = slice.immediate(after)) await nextTurn();
 }
@@ -94,9 +114,10 @@ export async function finishBulkLoad(db: Database.Database, run: number, guard: 
 /** Listing bodies recorded per slice: 100 pages of 100 items take about 0.05 s. */
 const BODIES_PER_SLICE = 100;
 
-function buildIdIndex(db: Database.Database): void {
+/** Builds the index of ids and drops the earlier readings of ids read more than once; returns those ids. */
+function buildIdIndex(db: Database.Database): string[] {
   db.exec(ID_INDEX.sql);
-  db.prepare(DROP_EARLIER_READINGS).run();
+  return [...new Set(db.prepare(DROP_EARLIER_READINGS).pluck().all() as string[])];
 }
 
 /** Whether a bulk load has dropped the index of ids. */
@@ -157,4 +178,5 @@ const DROP_EARLIER_READINGS = `DELETE FROM item_versions WHERE version IN (
   SELECT v.version
     FROM (SELECT id, max(version) AS latest FROM item_versions INDEXED BY ${ID_INDEX.name}
            WHERE valid_to_run IS NULL GROUP BY id HAVING count(*) > 1) d
-    JOIN item_versions v INDEXED BY ${ID_INDEX.name} ON v.id = d.id AND v.valid_to_run IS NULL AND v.version < d.latest)`;
+    JOIN item_versions v INDEXED BY ${ID_INDEX.name} ON v.id = d.id AND v.valid_to_run IS NULL AND v.version < d.latest)
+  RETURNING id`;

@@ -67,20 +67,23 @@ export class ReadBodies {
    * Writes the bodies learnt and notes the ones used as received by `run`, in the caller's transaction,
    * after the batch's items: a body's versions are recorded as they stand then. Pages read ahead may
    * not be staged yet (their new items have no versions): a body that records none is tried once more
-   * with the next batch. A bulk load (`bulk-load.ts`) records none: it records them all as it ends.
+   * with the next batch. A bulk load (`bulk-load.ts`) cannot look versions up: it hands over those its
+   * batch inserted (`handed`), and records the bodies they do not cover as it ends.
    */
-  write(run: number, { recordVersions = true }: { recordVersions?: boolean } = {}): void {
+  write(run: number, { handed }: { handed?: HandedVersions } = {}): void {
     const s = statements(this.store.db);
     const retry = new Map<string, KnownBody | undefined>();
+    const recorded = (digest: string, elements?: KnownBody) =>
+      handed
+        ? elements !== undefined && recordHanded(s, run, digest, elements, handed)
+        : record(s, run, digest, elements);
     for (const [digest, { elements, page }] of this.learnt) {
       s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run, page);
-      if (recordVersions && !record(s, run, digest, elements)) retry.set(digest, elements);
+      if (!recorded(digest, elements)) retry.set(digest, elements);
     }
     for (const digest of this.used) s.use.run(run, digest);
-    if (recordVersions) {
-      for (const digest of this.unrecorded) if (!record(s, run, digest)) retry.set(digest, undefined);
-      for (const [digest, elements] of this.retry) if (!retry.has(digest)) record(s, run, digest, elements);
-    }
+    for (const digest of this.unrecorded) if (!recorded(digest)) retry.set(digest, undefined);
+    for (const [digest, elements] of this.retry) if (!retry.has(digest)) recorded(digest, elements);
     this.learnt = new Map();
     this.used = new Set();
     this.unrecorded = new Set();
@@ -97,6 +100,29 @@ function record(s: Statements, run: number, digest: string, elements?: KnownBody
   const versions = versionsRead(s, elements, elements.read);
   s.recordRead.run(versions ? JSON.stringify(versions) : null, run, digest);
   return versions !== undefined;
+}
+
+/** The version a bulk load's batch inserted for an id from the text whose hash is `sent`, if it did. */
+export type HandedVersions = (id: string, sent: number) => StoredVersion | undefined;
+
+/** Records the versions of the body `digest` as `handed` has them; whether it has every one. */
+function recordHanded(
+  s: Statements,
+  run: number,
+  digest: string,
+  { ids, sent }: KnownBody,
+  handed: HandedVersions,
+): boolean {
+  const versions: number[] = [];
+  const hashes: number[] = [];
+  for (const [i, id] of ids.entries()) {
+    const known = handed(id, sent[i] as number);
+    if (known === undefined) return false;
+    versions.push(known.version);
+    hashes.push(known.hash);
+  }
+  s.recordRead.run(JSON.stringify([versions, hashes]), run, digest);
+  return true;
 }
 
 type Recorded = Required<Pick<KnownBody, 'versions' | 'hashes'>>;
@@ -193,22 +219,37 @@ function prunedThrough(s: Statements, complete: readonly number[]): number {
 
 /**
  * Records the versions of the listing bodies `run` received, as they stand, `limit` of them (all when
- * negative) after row `after`: returns the last row recorded, or undefined when none was left.
+ * negative) after row `after`: returns the last row recorded, or undefined when none was left. With
+ * `unrecordedOr`, only the bodies without recorded versions and those naming one of those ids.
  */
 export function recordBodiesOf(
   db: Database.Database,
   run: number,
   after = 0,
   limit = -1,
+  { unrecordedOr }: { unrecordedOr?: readonly string[] } = {},
 ): number | undefined {
+  const which =
+    unrecordedOr === undefined
+      ? ''
+      : unrecordedOr.length === 0
+        ? 'AND versions_run IS NULL'
+        : `AND (versions_run IS NULL OR EXISTS (SELECT 1 FROM json_each(elements, '$[0]')
+                 WHERE value IN (SELECT value FROM json_each(@ids))))`;
   const rows = db
     .prepare(
       `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
-        WHERE rowid IN (SELECT rowid FROM listing_bodies WHERE run = @run AND rowid > @after ORDER BY rowid LIMIT @limit)
+        WHERE rowid IN (SELECT rowid FROM listing_bodies
+                         WHERE run = @run AND rowid > @after ${which} ORDER BY rowid LIMIT @limit)
         RETURNING rowid`,
     )
     .pluck()
-    .all({ run, after, limit }) as number[];
+    .all({
+      run,
+      after,
+      limit,
+      ...(unrecordedOr?.length && { ids: JSON.stringify(unrecordedOr) }),
+    }) as number[];
   return rows.length === 0 ? undefined : Math.max(...rows);
 }
 

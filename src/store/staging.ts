@@ -46,7 +46,7 @@ export function stagePages(
     .transaction(() => {
       guard();
       const fresh = bulk ? bulk.write(pages) : writeItems(store.db, run, pages);
-      bodies?.write(run, { recordVersions: bulk === undefined });
+      bodies?.write(run, bulk && { handed: bulk.versionOf });
       let invalid = 0;
       for (const page of pages) {
         for (const bad of page.invalid) statements.addInvalid.run(run, page.page, bad.id, bad.reason);

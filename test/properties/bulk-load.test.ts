@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { commitRun } from '../../src/store/commit.js';
 import type { Store } from '../../src/store/open.js';
 import { openStore } from '../../src/store/open.js';
-import { ReadBodies } from '../../src/store/read-bodies.js';
+import { ReadBodies, recordBodiesOf } from '../../src/store/read-bodies.js';
 import { beginRun } from '../../src/store/run-records.js';
 import { type StagedPage, StagingBatch, stagePages } from '../../src/store/staging.js';
 import { makeItem, openTempStore, tempDir } from '../store/fixtures.js';
@@ -191,6 +191,96 @@ describe('a first sync bulk-loaded', () => {
         }
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+/**
+ * The versions a bulk load hands over to the listing bodies as it stages (`BulkLoad.versionOf`) against
+ * reading them back from the store once it is loaded (`recordBodiesOf`, the reference), over random
+ * first syncs: pages read ahead of the batch that stages them, ids read more than once, elements whose
+ * item could not be read (no version to hand over).
+ */
+const aheadHistory = fc.record({
+  pages: fc.array(
+    fc.uniqueArray(
+      fc.record({ id: fc.constantFrom(...IDS), quantity: fc.constantFrom(...VALUES), invalid: fc.boolean() }),
+      {
+        minLength: 1,
+        maxLength: 4,
+        selector: ({ id }) => id,
+      },
+    ),
+    { minLength: 1, maxLength: 8 },
+  ),
+  cuts: fc.array(fc.integer({ min: 1, max: 8 }), { maxLength: 8 }),
+  /** How many pages are read (their bodies learnt) before the batch before them is staged. */
+  ahead: fc.integer({ min: 0, max: 3 }),
+});
+
+type AheadPage = { id: string; quantity: number; invalid: boolean }[];
+
+async function bulkAhead(store: Store, pages: readonly AheadPage[], cuts: readonly number[], ahead: number) {
+  const { run } = begin(store);
+  const bodies = new ReadBodies(store);
+  const batch = new StagingBatch(
+    store,
+    run,
+    () => undefined,
+    { pages: 1000, ms: 3_600_000 },
+    undefined,
+    bodies,
+  );
+  const ends = new Set<number>();
+  let end = 0;
+  for (const size of cuts) {
+    end += size;
+    ends.add(end);
+  }
+  let learntThrough = 0;
+  const learnThrough = (n: number) => {
+    for (; learntThrough < Math.min(n, pages.length); learntThrough += 1) {
+      const elements = pages[learntThrough] as AheadPage;
+      learnt(bodies, elements, learntThrough + 1);
+    }
+  };
+  for (const [i, elements] of pages.entries()) {
+    learnThrough(i + 1);
+    batch.add({
+      page: i + 1,
+      items: elements.filter((e) => !e.invalid).map(({ id, quantity }) => makeItem(id, { quantity })),
+      invalid: elements.filter((e) => e.invalid).map(({ id }) => ({ id, page: i + 1, reason: 'unreadable' })),
+      sent: elements.filter((e) => !e.invalid).map(({ id, quantity }) => sentOf(id, quantity)),
+    });
+    if (ends.has(i + 1)) {
+      learnThrough(i + 1 + ahead);
+      batch.flush();
+    }
+  }
+  await batch.finish();
+  return run;
+}
+
+const bodyVersions = (store: Store) =>
+  store.db.prepare('SELECT digest, versions, versions_run FROM listing_bodies ORDER BY digest').all();
+
+describe('a bulk load hands its versions to the listing bodies', () => {
+  it('records the versions reading them back would record, whatever was read ahead or twice', async () => {
+    await fc.assert(
+      fc.asyncProperty(aheadHistory, async ({ pages, cuts, ahead }) => {
+        const temp = tempDir();
+        const store = openTempStore(temp.dir);
+        try {
+          const run = await bulkAhead(store, pages, cuts, ahead);
+          const handed = bodyVersions(store);
+          recordBodiesOf(store.db, run);
+          expect(handed).toEqual(bodyVersions(store));
+        } finally {
+          store.close();
+          temp.cleanup();
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });
