@@ -25,12 +25,42 @@ function cell(value: CellValue, text: boolean): string | number | null {
   return FORMULA_START.test(written) ? `'${written}` : written;
 }
 
-/** The CSV records of `rows`. */
-export function csvRecords<Row>(rows: readonly Row[], columns: readonly CsvColumn<Row>[]): string {
+/** The CSV records of `rows`, as csv-stringify writes them: the reference of `csvRecords`. */
+export function stringifiedRecords<Row>(rows: readonly Row[], columns: readonly CsvColumn<Row>[]): string {
   return stringify(
     rows.map((row) => columns.map((column) => cell(column.value(row), column.text))),
     FORMAT,
   );
+}
+
+/**
+ * The CSV records of `rows`: the same text as `stringifiedRecords` (a property test holds the two
+ * equal, test/export/formats/csv-records.test.ts), written by hand. csv-stringify's per-cell casting
+ * and option handling took 1.0 of the 1.6 s of CPU that writing inventory.csv took at 100,000 items.
+ */
+export function csvRecords<Row>(rows: readonly Row[], columns: readonly CsvColumn<Row>[]): string {
+  let text = '';
+  for (const row of rows) {
+    for (let i = 0; i < columns.length; i += 1) {
+      const column = columns[i] as CsvColumn<Row>;
+      if (i > 0) text += ',';
+      text += csvCell(column.value(row), column.text);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+/** Whether a cell is quoted: it holds the delimiter, a quote or either line break. */
+const NEEDS_QUOTES = /[,"\n\r]/;
+
+/** One cell as `stringifiedRecords` writes it: guarded as `cell` says, quoted when it must be. */
+function csvCell(value: CellValue, text: boolean): string {
+  if (value === null) return '';
+  let written = typeof value === 'string' ? value : String(value);
+  if (text && typeof value !== 'boolean' && FORMULA_START.test(written)) written = `'${written}`;
+  if (!NEEDS_QUOTES.test(written)) return written;
+  return `"${written.replaceAll('"', '""')}"`;
 }
 
 /** The header record of `names`. */
