@@ -3,10 +3,11 @@ import { stringify } from 'csv-stringify/sync';
 import type { CellValue, CsvColumn } from './columns.js';
 
 /**
- * The feeds' CSV (the contract's CSV section): csv-stringify writes the records, `\n` after each, a
- * cell quoted when it holds a comma, a quote, `\n` or `\r` (its quotes doubled), null as the empty
- * cell. The rule of ours is the formula guard: a text cell that begins like a spreadsheet formula (`=`,
- * `+`, `-`, `@`, tab, `\r`) is written with a leading `'` before it is quoted.
+ * The feeds' CSV (the contract's CSV section), as csv-stringify writes it (`stringifiedRecords`, the
+ * reference of the hand-written `csvRecords`): `\n` after each record, a cell quoted when it holds a
+ * comma, a quote, `\n` or `\r` (its quotes doubled), null as the empty cell. The rule of ours is the
+ * formula guard: a text cell that begins like a spreadsheet formula (`=`, `+`, `-`, `@`, tab, `\r`) is
+ * written with a leading `'` before it is quoted.
  */
 const FORMULA_START = /^[=+\-@\t\r]/;
 const FORMAT = { record_delimiter: 'unix', quote_record_delimiter: true } as const;
