@@ -25,16 +25,14 @@ describe('csvRecords', () => {
   it('writes the very text csv-stringify writes, whatever the cells', () => {
     fc.assert(
       fc.property(
-        fc
-          .array(fc.boolean(), { minLength: 1, maxLength: 5 })
-          .chain((texts) =>
-            fc.tuple(
-              fc.constant(texts),
-              fc.array(fc.array(anyCell, { minLength: texts.length, maxLength: texts.length }), {
-                maxLength: 20,
-              }),
-            ),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }).chain((texts) =>
+          fc.tuple(
+            fc.constant(texts),
+            fc.array(fc.array(anyCell, { minLength: texts.length, maxLength: texts.length }), {
+              maxLength: 20,
+            }),
           ),
+        ),
         ([texts, rows]) => {
           const columns: CsvColumn<CellValue[]>[] = texts.map((text, at) => ({
             name: `c${at}`,
