@@ -220,7 +220,7 @@ function prunedThrough(s: Statements, complete: readonly number[]): number {
 /**
  * Records the versions of the listing bodies `run` received, as they stand, `limit` of them (all when
  * negative) after row `after`: returns the last row recorded, or undefined when none was left. With
- * `unrecordedOr`, only the bodies without recorded versions and those naming one of those ids.
+ * `unrecordedOr`, only the bodies whose versions `run` has not recorded and those naming one of those ids.
  */
 export function recordBodiesOf(
   db: Database.Database,
@@ -233,8 +233,8 @@ export function recordBodiesOf(
     unrecordedOr === undefined
       ? ''
       : unrecordedOr.length === 0
-        ? 'AND versions_run IS NULL'
-        : `AND (versions_run IS NULL OR EXISTS (SELECT 1 FROM json_each(elements, '$[0]')
+        ? 'AND versions_run IS NOT @run'
+        : `AND (versions_run IS NOT @run OR EXISTS (SELECT 1 FROM json_each(elements, '$[0]')
                  WHERE value IN (SELECT value FROM json_each(@ids))))`;
   const rows = db
     .prepare(
