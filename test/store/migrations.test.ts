@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitRun } from '../../src/store/commit.js';
 import { diffRuns } from '../../src/store/diff-runs.js';
 import { ITEM_COLUMNS, itemHash, rowToItem } from '../../src/store/item-row.js';
-import { SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { replayMigrations, SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { ReadBodies } from '../../src/store/read-bodies.js';
 import { beginRun, discardUnfinishedRuns, getRun, listRuns } from '../../src/store/run-records.js';
@@ -146,5 +146,41 @@ describe.each([9, 10, 11, 12])('a store written by schema version %i', (version)
     const [a] = new SentVersions(store, run + 1).versionsOf([{ id: 'a', sent: 21 }]);
     expect(a?.version).toBe(3);
     store.close();
+  });
+});
+
+/** What a schema is made of, as SQLite keeps it, in a comparable order, and its version. */
+function schemaOf(db: Database.Database): { objects: unknown[]; version: unknown } {
+  return {
+    objects: db
+      .prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name')
+      .raw()
+      .all(),
+    version: db.pragma('user_version', { simple: true }),
+  };
+}
+
+describe('a new store', () => {
+  it('is created in one step with exactly the schema that every migration replayed leaves', () => {
+    const store = openStore(path.join(temp.dir, 'new', 'inventory.sqlite'));
+    const replayed = new Database(path.join(temp.dir, 'replayed.sqlite'));
+    replayMigrations(replayed);
+    const created = schemaOf(store.db);
+    expect(created.version).toBe(SCHEMA_VERSION);
+    expect(created.objects.length).toBeGreaterThan(10);
+    expect(created).toEqual(schemaOf(replayed));
+    replayed.close();
+    store.close();
+  });
+
+  it('opened by two connections at once is created once, and works', () => {
+    const file = path.join(temp.dir, 'inventory.sqlite');
+    const first = openStore(file);
+    const second = openStore(file);
+    expect(schemaOf(second.db)).toEqual(schemaOf(first.db));
+    const { run } = beginRun(second, { query: 'test', resumeWindowMinutes: 0, now: new Date() });
+    expect(listRuns(first).map((r) => [r.run, r.status])).toEqual([[run, 'running']]);
+    second.close();
+    first.close();
   });
 });
