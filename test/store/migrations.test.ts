@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -169,8 +169,12 @@ describe('a new store', () => {
     expect(created.version).toBe(SCHEMA_VERSION);
     expect(created.objects.length).toBeGreaterThan(10);
     expect(created).toEqual(schemaOf(replayed));
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok');
     replayed.close();
     store.close();
+    // Nothing is left beside it: the file it was written as is gone, and so is its WAL once closed.
+    expect(readdirSync(path.dirname(store.path))).toEqual(['inventory.sqlite']);
   });
 
   it('opened by two connections at once is created once, and works', () => {
