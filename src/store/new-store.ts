@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
+import { link, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { currentSchema, SCHEMA_VERSION } from './migrations.js';
+import { storeError } from './open.js';
 
 /** Bytes 18 and 19 of a database file's header: its write and read format versions, 2 for WAL. */
 const FORMAT_VERSION_OFFSETS = [18, 19] as const;
@@ -13,8 +14,8 @@ let image: Buffer | undefined;
 /**
  * The file of an empty store of the current schema, already in WAL mode: built once per process in
  * memory and serialized, with the header's format versions set to WAL's (as `journal_mode = WAL` would
- * write them). Written whole, a new store costs two fsyncs and no SQL, where SQLite creating it in
- * place took four for the header's switch to WAL alone, on the event loop.
+ * write them). Written whole, a new store costs no SQL and two fsyncs off the event loop, where SQLite
+ * creating it in place took four on the event loop for the header's switch to WAL alone.
  */
 function emptyStoreImage(): Buffer {
   if (image === undefined) {
@@ -32,34 +33,45 @@ function emptyStoreImage(): Buffer {
 }
 
 /**
- * Creates the store `file` (which does not exist) as an empty store of the current schema: written
- * beside it, flushed, linked under its name (never over a file another process created meanwhile:
- * then that one is kept) and its folder flushed, so a crash leaves no store or a whole one.
+ * Creates the store `file` (which does not exist) as an empty store of the current schema, off the
+ * event loop: written beside it, flushed, linked under its name (never over a file another process
+ * created meanwhile: that one is kept) and its folder flushed, so a crash leaves no store or a whole
+ * one. `openStore` then finds it up to date. Fails as `openStore` would, naming the file.
  */
-export function createStoreFile(file: string): void {
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
-  const fd = openSync(temp, 'wx');
+export async function createStoreFile(file: string): Promise<void> {
   try {
-    try {
-      writeSync(fd, emptyStoreImage());
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    linkSync(temp, file);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeBeside(file, emptyStoreImage());
+    await fsyncFolder(path.dirname(file));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    rmSync(temp, { force: true });
+    throw storeError(`Cannot open store ${file}`, file, error);
   }
-  fsyncFolder(path.dirname(file));
 }
 
-function fsyncFolder(folder: string): void {
-  const fd = openSync(folder, 'r');
+/** Writes `bytes` to a new file beside `file`, flushes it and links it as `file` unless that exists. */
+async function writeBeside(file: string, bytes: Buffer): Promise<void> {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  const handle = await open(temp, 'wx');
   try {
-    fsyncSync(fd);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temp, file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
   } finally {
-    closeSync(fd);
+    await rm(temp, { force: true });
+  }
+}
+
+async function fsyncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

@@ -3,7 +3,6 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreCorruptError, StoreError } from '../errors.js';
 import { migrate } from './migrations.js';
-import { createStoreFile } from './new-store.js';
 
 /** One shop's snapshot store: an open SQLite connection and the file it belongs to. */
 export interface Store {
@@ -41,12 +40,15 @@ export interface OpenOptions {
   readonly busyTimeoutMs?: number;
 }
 
-/** Opens (creating it whole if needed) the store file and brings its schema up to date. */
+/**
+ * Opens (creating if needed) the store file and brings its schema up to date. A sync creates a new
+ * store before, off the event loop (`createStoreFile`); created here, SQLite's switch of the new file to
+ * WAL costs four fsyncs on it.
+ */
 export function openStore(file: string, options: OpenOptions = {}): Store {
   let db: Database.Database | undefined;
   try {
     mkdirSync(path.dirname(file), { recursive: true });
-    if (!existsSync(file)) createStoreFile(file);
     db = new Database(file);
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
     db.pragma('journal_mode = WAL');
