@@ -9,6 +9,9 @@ import { storeError } from './open.js';
 const FORMAT_VERSION_OFFSETS = [18, 19] as const;
 const WAL_FORMAT = 2;
 
+/** What `link` answers when it will not link here: the name is taken, or hard links are not supported. */
+const LINK_REFUSED = ['EEXIST', 'EPERM', 'ENOTSUP'];
+
 let image: Buffer | undefined;
 
 /**
@@ -48,7 +51,10 @@ export async function createStoreFile(file: string): Promise<void> {
   }
 }
 
-/** Writes `bytes` to a new file beside `file`, flushes it and links it as `file` unless that exists. */
+/**
+ * Writes `bytes` to a new file beside `file`, flushes it and links it as `file` unless that exists or
+ * cannot be linked.
+ */
 async function writeBeside(file: string, bytes: Buffer): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
   const handle = await open(temp, 'wx');
@@ -60,7 +66,9 @@ async function writeBeside(file: string, bytes: Buffer): Promise<void> {
       await handle.close();
     }
     await link(temp, file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
+      // EEXIST: created meanwhile, kept. A file system without hard links (as write-feeds.ts meets
+      // too): openStore creates the store in place instead.
+      if (!LINK_REFUSED.includes(String(error.code))) throw error;
     });
   } finally {
     await rm(temp, { force: true });
