@@ -34,6 +34,10 @@ RUN apt-get update \
 # OPS_HOST: the ops port listens on every interface of the container, which is its own network: probes
 # and Prometheus reach it there. The worker's default outside a container is loopback only (README, Ops).
 ENV NODE_ENV=production DATA_DIR=/data OPS_PORT=9464 OPS_HOST=0.0.0.0
+# libuv's threads, through which every asynchronous file operation goes (a sync's feeds, their fsyncs):
+# with its default of 4, the syncs of many small shops queue for them (docs/operations.md, Worker).
+# Node reads it once, before any of our code runs, so it is set here rather than by shop-sync.
+ENV UV_THREADPOOL_SIZE=16
 WORKDIR /app
 COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

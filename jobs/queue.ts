@@ -7,6 +7,7 @@ import type { Logger } from '../src/log.js';
 import type { SyncSummary } from '../src/sync/index.js';
 import { logErrors } from './log-errors.js';
 import { QueueUnavailableError } from './queue-errors.js';
+import { rememberingRepeatStrategy } from './repeat-strategy.js';
 
 /**
  * The shared queue of scheduler ticks. Any worker may take a tick: it only queues a sync in the shop's
@@ -89,6 +90,8 @@ export const TICK_JOB_OPTIONS: JobsOptions = {
  */
 export class ShopQueues {
   private readonly queues = new Map<string, Queue>();
+  /** Shared by the queues: the schedulers' upserts ask it for each shop's next run. */
+  private readonly repeatStrategy = rememberingRepeatStrategy();
   readonly ticks: Queue<ShopJobData, unknown>;
 
   /** `readOnly`: for a command that only reads (`status`), which must leave no key behind (a queue's `meta`). */
@@ -125,6 +128,7 @@ export class ShopQueues {
       connection: this.redis,
       prefix: this.prefix,
       skipMetasUpdate: this.options.readOnly === true,
+      settings: { repeatStrategy: this.repeatStrategy },
     });
     return logErrors(queue, this.log, 'queue');
   }

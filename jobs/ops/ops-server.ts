@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../../src/log.js';
 import { capConnections } from './connection-cap.js';
-import { DASHBOARD_PATH, queueDashboard } from './dashboard.js';
+import { DASHBOARD_PATH, type LazyRequestHandler, queueDashboard } from './dashboard.js';
 import type { HealthCheck } from './health.js';
 import type { OpsMetrics } from './metrics.js';
 
@@ -89,7 +89,7 @@ async function route(
   request: IncomingMessage,
   response: ServerResponse,
   deps: OpsServerDeps,
-  dashboard: (request: IncomingMessage, response: ServerResponse) => void,
+  dashboard: LazyRequestHandler,
 ): Promise<void> {
   const path = new URL(request.url ?? '/', 'http://ops').pathname;
   if (hasBody(request)) return refuseBody(response);

@@ -40,7 +40,11 @@ export interface OpenOptions {
   readonly busyTimeoutMs?: number;
 }
 
-/** Opens (creating if needed) the store file and brings its schema up to date. */
+/**
+ * Opens (creating if needed) the store file and brings its schema up to date. A sync creates a new
+ * store before, off the event loop (`createStoreFile`); created here, SQLite's switch of the new file to
+ * WAL costs four fsyncs on it.
+ */
 export function openStore(file: string, options: OpenOptions = {}): Store {
   let db: Database.Database | undefined;
   try {

@@ -7,6 +7,7 @@ import { answeredBefore, recordAnswered } from '../store/answered-origins.js';
 import { type CheckPlan, markChecked, takeCheckMark } from '../store/check-mark.js';
 import { commitRun, tallyRun } from '../store/commit.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
+import { createStoreFile } from '../store/new-store.js';
 import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
 import { type ShopPaths, shopPaths } from '../store/paths.js';
 import { pruneRuns } from '../store/prune-runs.js';
@@ -131,7 +132,7 @@ class ShopSync {
     let rereads: number;
     let plan: CheckPlan;
     try {
-      const holding = this.acquire();
+      const holding = await this.acquire();
       plan = holding.plan;
       const start = await this.begin(holding.store);
       const ended = await this.complete(holding, start);
@@ -165,9 +166,10 @@ class ShopSync {
    * left it, the whole file is checked off the main thread while the listing is read, and the run
    * commits only if it passed.
    */
-  private acquire(): Holding {
+  private async acquire(): Promise<Holding> {
     const plan = this.planCheck();
     this.log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
+    if (plan.kind === 'none') await createStoreFile(this.paths.store);
     const store = openStore(this.paths.store);
     this.store = store;
     if (answeredBefore(store, this.client.origin)) this.client.knownToAnswer();

@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitRun } from '../../src/store/commit.js';
 import { diffRuns } from '../../src/store/diff-runs.js';
 import { ITEM_COLUMNS, itemHash, rowToItem } from '../../src/store/item-row.js';
-import { SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { replayMigrations, SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { createStoreFile } from '../../src/store/new-store.js';
 import { openStore } from '../../src/store/open.js';
 import { ReadBodies } from '../../src/store/read-bodies.js';
 import { beginRun, discardUnfinishedRuns, getRun, listRuns } from '../../src/store/run-records.js';
@@ -146,5 +147,64 @@ describe.each([9, 10, 11, 12])('a store written by schema version %i', (version)
     const [a] = new SentVersions(store, run + 1).versionsOf([{ id: 'a', sent: 21 }]);
     expect(a?.version).toBe(3);
     store.close();
+  });
+});
+
+/** What a schema is made of, as SQLite keeps it, in a comparable order, and its version. */
+function schemaOf(db: Database.Database): { objects: unknown[]; version: unknown } {
+  return {
+    objects: db
+      .prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name')
+      .raw()
+      .all(),
+    version: db.pragma('user_version', { simple: true }),
+  };
+}
+
+describe('a new store', () => {
+  const replayedSchema = () => {
+    const replayed = new Database(path.join(temp.dir, 'replayed.sqlite'));
+    replayMigrations(replayed);
+    const schema = schemaOf(replayed);
+    replayed.close();
+    return schema;
+  };
+
+  it('is created by openStore in one step with exactly the schema that every migration replayed leaves', () => {
+    const store = openStore(path.join(temp.dir, 'new', 'inventory.sqlite'));
+    const created = schemaOf(store.db);
+    expect(created.version).toBe(SCHEMA_VERSION);
+    expect(created.objects.length).toBeGreaterThan(10);
+    expect(created).toEqual(replayedSchema());
+    store.close();
+  });
+
+  it('is written whole by createStoreFile, in WAL mode, with that same schema and nothing left beside it', async () => {
+    const file = path.join(temp.dir, 'new', 'inventory.sqlite');
+    await createStoreFile(file);
+    expect(readdirSync(path.dirname(file))).toEqual(['inventory.sqlite']);
+    const store = openStore(file);
+    expect(schemaOf(store.db)).toEqual(replayedSchema());
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+    const { run } = beginRun(store, { query: 'test', resumeWindowMinutes: 0, now: new Date() });
+    store.close();
+    // Its WAL is gone once closed, and what was written is in the file.
+    expect(readdirSync(path.dirname(file))).toEqual(['inventory.sqlite']);
+    const again = openStore(file);
+    expect(listRuns(again).map((r) => [r.run, r.status])).toEqual([[run, 'running']]);
+    again.close();
+  });
+
+  it('is not written over a store another process created meanwhile', async () => {
+    const file = path.join(temp.dir, 'inventory.sqlite');
+    const first = openStore(file);
+    const { run } = beginRun(first, { query: 'test', resumeWindowMinutes: 0, now: new Date() });
+    first.close();
+    await createStoreFile(file);
+    const store = openStore(file);
+    expect(listRuns(store).map((r) => [r.run, r.status])).toEqual([[run, 'running']]);
+    store.close();
+    expect(readdirSync(temp.dir)).toEqual(['inventory.sqlite']);
   });
 });
