@@ -20,6 +20,11 @@ export interface KnownBody {
   readonly ids: readonly string[];
   readonly sent: readonly number[];
   /**
+   * `lengths[i]` is the length of element `i`'s bytes as sent, where the body was read with them
+   * recorded: a changed answer of the same page is then delimited by them where it still holds them.
+   */
+  readonly lengths?: readonly number[];
+  /**
    * `versions[i]` is the stored version element `i` was read as, with its item hash `hashes[i]`: given
    * only while the store knows every one of them still current, so that the body's items are known
    * unchanged with no look-up per element.
@@ -35,4 +40,5 @@ export interface KnownBody {
 
 /** A body's elements with the version the store vouches each still is: what a changed answer of the
  * same page is read against, element by element. */
-export type VouchedBody = Required<Pick<KnownBody, 'ids' | 'sent' | 'versions' | 'hashes'>>;
+export type VouchedBody = Required<Pick<KnownBody, 'ids' | 'sent' | 'versions' | 'hashes'>> &
+  Pick<KnownBody, 'lengths'>;

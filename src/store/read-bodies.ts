@@ -78,7 +78,7 @@ export class ReadBodies {
         ? elements !== undefined && recordHanded(s, run, digest, elements, handed)
         : record(s, run, digest, elements);
     for (const [digest, { elements, page }] of this.learnt) {
-      s.learn.run(digest, JSON.stringify([elements.ids, elements.sent]), run, page);
+      s.learn.run(digest, elementsText(elements), run, page);
       if (!recorded(digest, elements)) retry.set(digest, elements);
     }
     for (const digest of this.used) s.use.run(run, digest);
@@ -306,19 +306,33 @@ const statements = perConnection((db) => ({
   runsBefore: db.prepare('SELECT count(*) FROM runs WHERE run < ?').pluck(),
 }));
 
-/** The elements a row holds (`[ids, sent]`), or undefined when it holds anything else. */
+/**
+ * A row's `elements`: `[ids, sent]`, and the lengths of the elements' bytes third where the reading
+ * gave them (rows learnt before the lengths were recorded hold none: their pages are scanned whole).
+ */
+function elementsText({ ids, sent, lengths }: KnownBody): string {
+  return JSON.stringify(lengths ? [ids, sent, lengths] : [ids, sent]);
+}
+
+/** The elements a row holds (`[ids, sent]`, maybe `lengths`), or undefined when it holds anything else. */
 function elementsIn(text: string): KnownBody | undefined {
-  const [ids, sent] = twoArrays(text);
+  const [ids, sent, lengths] = arraysIn(text);
   if (ids === undefined || sent === undefined || ids.length === 0 || ids.length !== sent.length)
     return undefined;
   const wellFormed =
     ids.every((id) => typeof id === 'string') && sent.every((hash) => Number.isSafeInteger(hash));
-  return wellFormed ? { ids: ids as string[], sent: sent as number[] } : undefined;
+  if (!wellFormed) return undefined;
+  const body = { ids: ids as string[], sent: sent as number[] };
+  const measured =
+    lengths !== undefined &&
+    lengths.length === ids.length &&
+    lengths.every((length) => Number.isSafeInteger(length) && (length as number) > 0);
+  return measured ? { ...body, lengths: lengths as number[] } : body;
 }
 
 /** The versions a row holds (`[versions, hashes]`, `count` of each), or undefined. */
 function versionsIn(text: string, count: number): Recorded | undefined {
-  const [versions, hashes] = twoArrays(text);
+  const [versions, hashes] = arraysIn(text);
   if (versions === undefined || hashes === undefined) return undefined;
   if (versions.length !== count || hashes.length !== count) return undefined;
   const wellFormed =
@@ -327,15 +341,14 @@ function versionsIn(text: string, count: number): Recorded | undefined {
   return wellFormed ? { versions: versions as number[], hashes: hashes as number[] } : undefined;
 }
 
-/** The two arrays a JSON text `[a, b]` holds; undefined in place of either that is not one. */
-function twoArrays(text: string): [unknown[] | undefined, unknown[] | undefined] {
+/** The arrays a JSON text `[a, b, …]` holds, in order; undefined in place of any that is not one. */
+function arraysIn(text: string): (unknown[] | undefined)[] {
   let row: unknown;
   try {
     row = JSON.parse(text);
   } catch (error) {
-    if (error instanceof SyntaxError) return [undefined, undefined];
+    if (error instanceof SyntaxError) return [];
     throw error;
   }
-  const [a, b] = Array.isArray(row) ? (row as unknown[]) : [];
-  return [Array.isArray(a) ? a : undefined, Array.isArray(b) ? b : undefined];
+  return Array.isArray(row) ? (row as unknown[]).map((a) => (Array.isArray(a) ? a : undefined)) : [];
 }

@@ -142,12 +142,18 @@ describe("a listing body's versions", () => {
   });
 
   /** A complete run that reads the page `page` as the body `digest`, holding `a` and `b`. */
-  async function readPage(digest: string, page: string, quantityOfA: number, sent: [number, number]) {
+  async function readPage(
+    digest: string,
+    page: string,
+    quantityOfA: number,
+    sent: [number, number],
+    lengths?: [number, number],
+  ) {
     const { run } = beginRun(store, { query: 'q', resumeWindowMinutes: 0 });
     await discardUnfinishedRuns(store, run);
     const bodies = new ReadBodies(store);
     const previous = bodies.previousOf(page);
-    bodies.learn(digest, { ids: ['a', 'b'], sent }, page);
+    bodies.learn(digest, { ids: ['a', 'b'], sent, ...(lengths && { lengths }) }, page);
     const items = [makeItem('a', { quantity: quantityOfA }), makeItem('b')];
     stagePages(store, run, [{ page: 1, items, invalid: [], sent }], () => undefined, { bodies });
     commitRun(store, run, () => undefined);
@@ -173,6 +179,18 @@ describe("a listing body's versions", () => {
     expect(await readPage('two', 'page 1', 2, [9, 8])).toEqual(previous);
     expect(new ReadBodies(store).previousOf('page 1')).toMatchObject({ sent: [9, 8] });
     expect(digests()).toEqual(['two']);
+  });
+
+  it("hand a changed answer the lengths of the page's elements before, where its reading gave them", async () => {
+    await readPage('one', 'page 1', 1, [7, 8], [120, 98]);
+    expect(new ReadBodies(store).previousOf('page 1')).toMatchObject({ sent: [7, 8], lengths: [120, 98] });
+    // A row that holds no lengths (learnt before they were recorded, or by a reading without them).
+    await readPage('two', 'page 1', 2, [9, 8]);
+    expect(new ReadBodies(store).previousOf('page 1')).not.toHaveProperty('lengths');
+    // Lengths that do not fit the elements are none.
+    store.db.prepare(`UPDATE listing_bodies SET elements = '[["a","b"],[9,8],[5]]'`).run();
+    expect(new ReadBodies(store).previousOf('page 1')).toMatchObject({ ids: ['a', 'b'], sent: [9, 8] });
+    expect(new ReadBodies(store).previousOf('page 1')).not.toHaveProperty('lengths');
   });
 
   it('are not what a changed answer is read against once one of them was closed', async () => {

@@ -46,23 +46,96 @@ export function sentElements(bytes: Uint8Array): SentElement[] | undefined {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Searched once per body (natively): elements are searched one by one only in the rare body that
   // may need it.
-  const mayReplace = !isUtf8(buffer) || buffer.includes(REPLACEMENT) || buffer.includes('\\u');
+  const mayReplace = bodyMayReplace(buffer);
+  const next = (start: number): SentElement | undefined => {
+    const end = valueEnd(bytes, start);
+    if (end === undefined) return undefined;
+    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
+    return { start, end, sent: hashed ? sentHash(bytes, start, end) : undefined };
+  };
+  return arrayElements(bytes, next, []);
+}
+
+/** What a page's answer before held, element by element: the hash of each one's bytes and their length. */
+export interface SentHints {
+  readonly sent: readonly number[];
+  readonly lengths: readonly number[];
+}
+
+/**
+ * `sentElements` guided by the elements the same page held before (`hints`): where the next element
+ * is expected to be one of them again, its bytes are only hashed over that element's length, not
+ * scanned for their structure; any other element is scanned as `sentElements` scans it. A 1 % resync
+ * reads about two thirds of the pages changed, each with one or two changed elements among a hundred:
+ * scanning every byte of them was most of reading them. The result is `sentElements`'s, whatever the
+ * hints (test/api/item/known-elements.test.ts): bytes that hash as an element held before are that
+ * element (a collision is 2^-53 a comparison, the trust `knownElements` already puts in the hash), so
+ * they end where its scan ended, and an object's hash is given exactly when the scan gives it.
+ */
+export function sentElementsAgainst(bytes: Uint8Array, hints: SentHints): SentElement[] | undefined {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let mayReplace: boolean | undefined;
+  const at = new Map<number, number>();
+  for (const [k, hash] of hints.sent.entries()) at.set(hash, k);
+  let expected = 0;
   const elements: SentElement[] = [];
+  const next = (start: number): SentElement | undefined => {
+    const guess = guessed(bytes, start, hints, expected);
+    if (guess !== undefined) {
+      expected += 1;
+      return guess;
+    }
+    const end = valueEnd(bytes, start);
+    if (end === undefined) return undefined;
+    mayReplace ??= bodyMayReplace(buffer);
+    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
+    const sent = hashed ? sentHash(bytes, start, end) : undefined;
+    const k = sent === undefined ? undefined : at.get(sent);
+    // An element in the place of the one expected (changed) moves the expectation on by one; one held
+    // elsewhere before puts it after that one.
+    expected = k === undefined ? expected + 1 : k + 1;
+    return { start, end, sent };
+  };
+  return arrayElements(bytes, next, elements);
+}
+
+/** The element expected at `start` when its bytes are exactly those the hints hold for it. */
+function guessed(bytes: Uint8Array, start: number, hints: SentHints, k: number): SentElement | undefined {
+  const length = hints.lengths[k];
+  const sent = hints.sent[k];
+  if (length === undefined || sent === undefined || length < 2) return undefined;
+  const end = start + length;
+  if (end > bytes.length || bytes[start] !== OPEN_BRACE || bytes[end - 1] !== CLOSE_BRACE) return undefined;
+  return sentHash(bytes, start, end) === sent ? { start, end, sent } : undefined;
+}
+
+/**
+ * The elements `next` finds one after another in the JSON array of `bytes`, each after the bytes that
+ * may come between elements; undefined when those bytes are not exactly an array's or `next` finds none.
+ */
+function arrayElements(
+  bytes: Uint8Array,
+  next: (start: number) => SentElement | undefined,
+  elements: SentElement[],
+): SentElement[] | undefined {
   let at = skipSpace(bytes, startsWithBom(bytes) ? BOM.length : 0);
   if (bytes[at] !== OPEN_BRACKET) return undefined;
   at = skipSpace(bytes, at + 1);
   if (bytes[at] === CLOSE_BRACKET) return skipSpace(bytes, at + 1) === bytes.length ? elements : undefined;
   for (;;) {
-    const start = at;
-    const end = valueEnd(bytes, start);
-    if (end === undefined) return undefined;
-    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
-    elements.push({ start, end, sent: hashed ? sentHash(bytes, start, end) : undefined });
-    at = skipSpace(bytes, end);
+    const element = next(at);
+    if (element === undefined) return undefined;
+    elements.push(element);
+    at = skipSpace(bytes, element.end);
     if (bytes[at] === CLOSE_BRACKET) return skipSpace(bytes, at + 1) === bytes.length ? elements : undefined;
     if (bytes[at] !== COMMA) return undefined;
     at = skipSpace(bytes, at + 1);
   }
+}
+
+/** Whether any element of the body may be read with replaced characters: searched once, natively. */
+function bodyMayReplace(buffer: Buffer): boolean {
+  return !isUtf8(buffer) || buffer.includes(REPLACEMENT) || buffer.includes('\\u');
 }
 
 /** The hash of `bytes` from `start` to `end` (`Hash53`). */

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { KnownBody, StoredVersion, VouchedBody } from '../../domain/unchanged-item.js';
 import { type ParsedElement, readableId } from '../item/item-schema.js';
 import type { SentIndex } from '../item/known-elements.js';
+import type { SentElement as SentSpan } from '../item/sent-text.js';
 
 /**
  * Listing bodies read before, by digest (`bodyDigest`). What a body's elements are (their ids and the
@@ -66,14 +67,18 @@ function recordedBody(
 }
 
 /**
- * What a body read in full is worth remembering as: every element an object with an id as sent and a
- * hash of its bytes. Anything else (an element without an id, bytes whose reading replaces characters) is read in full
+ * What a body read in full (its elements delimited as `spans`) is worth remembering as: every element
+ * an object with an id as sent, a hash of its bytes and their length. Anything else (an element without an id, bytes whose reading replaces characters) is read in full
  * whenever it comes, so a body holding it is not remembered.
  */
-export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody | undefined {
+export function knownElementsOf(
+  elements: readonly ParsedElement[],
+  spans: readonly SentSpan[],
+): KnownBody | undefined {
   if (elements.length === 0) return undefined;
   const ids: string[] = [];
   const sent: number[] = [];
+  const lengths = spans.map(({ start, end }) => end - start);
   const read: (StoredVersion | undefined)[] = [];
   for (const element of elements) {
     // Only objects have a hash of their bytes.
@@ -84,5 +89,5 @@ export function knownElementsOf(elements: readonly ParsedElement[]): KnownBody |
     sent.push(element.sent);
     read.push(element.unchanged);
   }
-  return { ids, sent, read };
+  return { ids, sent, lengths, read };
 }

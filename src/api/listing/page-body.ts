@@ -1,3 +1,4 @@
+import type { VouchedBody } from '../../domain/unchanged-item.js';
 import { ProtocolError } from '../../errors.js';
 import type { HttpResponse } from '../http/response.js';
 import { TransientError } from '../http/retry.js';
@@ -5,7 +6,7 @@ import { serverMessageField } from '../http/server-message.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from '../item/item-schema.js';
 import { elementSources } from '../item/json-source.js';
 import { knownElements, type SentIndex } from '../item/known-elements.js';
-import { sentElements } from '../item/sent-text.js';
+import { type SentElement, sentElements, sentElementsAgainst } from '../item/sent-text.js';
 import { bodyDigest, type KnownBodies, knownBody, knownElementsOf } from './known-bodies.js';
 
 /** A listing page as received: each element parsed, with exact numbers and its `raw`. */
@@ -62,13 +63,22 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   const before = digest === undefined ? undefined : bodies?.elementsOf(digest);
   const again = before ? knownBody(before, known) : undefined;
   if (again) return { elements: again };
-  const spans = sentElements(response.bytes);
-  const elements = spans && knownElements(response.bytes, spans, known, bodies?.previousOf(page));
+  const previous = bodies?.previousOf(page);
+  const spans = spansOf(response.bytes, previous);
+  const elements = spans && knownElements(response.bytes, spans, known, previous);
   // Not one JSON array of JSON values: the reference says why (or reads it, should it be one after all).
-  if (elements === undefined) return parsedBody(response, context);
-  const learnt = digest === undefined || before ? undefined : knownElementsOf(elements);
+  if (spans === undefined || elements === undefined) return parsedBody(response, context);
+  const learnt = digest === undefined || before ? undefined : knownElementsOf(elements, spans);
   if (digest !== undefined && learnt) bodies?.learn(digest, learnt, page);
   return { elements };
+}
+
+/** The elements of `bytes`, delimited with the help of the same page's answer before when it can give it. */
+function spansOf(bytes: Uint8Array, previous: VouchedBody | undefined): SentElement[] | undefined {
+  const lengths = previous?.lengths;
+  return previous && lengths
+    ? sentElementsAgainst(bytes, { sent: previous.sent, lengths })
+    : sentElements(bytes);
 }
 
 /** The reference reading of a listing answer: parsed in full, each element with its exact numbers. */

@@ -29,9 +29,30 @@ export function runContents(
     shop,
     run,
     previousRun,
-    changes: {
-      [Symbol.iterator]: () =>
-        previousRun === null ? [][Symbol.iterator]() : diffRuns(store, previousRun, run.run),
+    changes:
+      previousRun === null ? [] : readOnceIfFew(() => diffRuns(store, previousRun, run.run), KEPT_CHANGES),
+  };
+}
+
+/**
+ * The feeds read a run's changes twice (`snapshot.sqlite`'s table, then `changes.csv`): up to this
+ * many, the first complete reading is kept for the second (a 1 % resync of 100,000 items: 1,000
+ * changes, ~50 ms of CPU saved; a few MiB at most), more are read from the store again.
+ */
+const KEPT_CHANGES = 5_000;
+
+/** `read()`'s values, each time iterated; kept from a complete first reading of at most `most` of them. */
+function readOnceIfFew<T>(read: () => IterableIterator<T>, most: number): Iterable<T> {
+  let kept: readonly T[] | undefined;
+  return {
+    *[Symbol.iterator]() {
+      if (kept !== undefined) return yield* kept;
+      const seen: T[] = [];
+      for (const value of read()) {
+        if (seen.length <= most) seen.push(value);
+        yield value;
+      }
+      if (seen.length <= most) kept = seen;
     },
   };
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ReceivedResponse } from '../../../src/api/http/response.js';
 import { normaliseElement, type ParsedElement } from '../../../src/api/item/item-schema.js';
 import { knownElements, type SentIndex } from '../../../src/api/item/known-elements.js';
-import { sentElements } from '../../../src/api/item/sent-text.js';
+import { type SentHints, sentElements, sentElementsAgainst } from '../../../src/api/item/sent-text.js';
 import { readListingBody } from '../../../src/api/listing/page-body.js';
 import type { StoredVersion, VouchedBody } from '../../../src/domain/unchanged-item.js';
 
@@ -200,6 +200,64 @@ describe('sentElements', () => {
   });
 });
 
+/** The hints a body's own elements give (an element with no hash gives a number no hash is likely to be). */
+function hintsOf(bytes: Uint8Array): SentHints {
+  const spans = sentElements(bytes) ?? [];
+  return { sent: spans.map(({ sent }) => sent ?? -1), lengths: spans.map(({ start, end }) => end - start) };
+}
+
+/** A body broken at one byte: cut there, that byte dropped, or `byte` inserted before it. */
+const breakage = fc.tuple(
+  fc.nat(),
+  fc.constantFrom('cut', 'drop', 'insert'),
+  fc.constantFrom(0x2c, 0x5d, 0x7d, 0x7b, 0x22, 0x5c, 0x20, 0x80, 0xff, 0xc3, 0x31),
+);
+
+function broken(whole: Buffer, [at, how, byte]: [number, string, number]): Buffer {
+  const k = whole.length === 0 ? 0 : at % whole.length;
+  if (how === 'cut') return whole.subarray(0, k);
+  if (how === 'drop') return Buffer.concat([whole.subarray(0, k), whole.subarray(k + 1)]);
+  return Buffer.concat([whole.subarray(0, k), Buffer.from([byte]), whole.subarray(k)]);
+}
+
+describe('sentElementsAgainst, the elements delimited with the help of the page before', () => {
+  it("delimits and hashes a changed answer exactly as sentElements does, with the page before's elements as hints", () => {
+    fc.assert(
+      fc.property(
+        fc.array(elementText, { maxLength: 6 }),
+        edits,
+        space,
+        fc.option(breakage, { freq: 3 }),
+        (elements, changes, gap, breaking) => {
+          const before = bytesOf(`[${elements.join(',')}]`);
+          const whole = bytesOf(`[${gap}${edited(elements, changes).join(`,${gap}`)}]`);
+          const after = breaking === null ? whole : broken(whole, breaking);
+          expect(sentElementsAgainst(after, hintsOf(before))).toEqual(sentElements(after));
+        },
+      ),
+    );
+  });
+
+  it('delimits a body exactly as sentElements does whatever the hints say', () => {
+    const hint = fc.tuple(fc.oneof(fc.integer(), fc.nat(2 ** 53 - 1)), fc.integer({ min: -2, max: 40 }));
+    fc.assert(
+      fc.property(bodyText, fc.array(hint, { maxLength: 8 }), fc.boolean(), (text, junk, mixed) => {
+        const bytes = bytesOf(text);
+        const own = hintsOf(bytes);
+        // Junk alone, or the body's own hints with junk spliced in among them.
+        const pairs = mixed
+          ? own.sent.flatMap((sent, i) => [
+              [sent, own.lengths[i] as number] as const,
+              ...junk.slice(i, i + 1),
+            ])
+          : junk;
+        const hints = { sent: pairs.map(([sent]) => sent), lengths: pairs.map(([, length]) => length) };
+        expect(sentElementsAgainst(bytes, hints)).toEqual(sentElements(bytes));
+      }),
+    );
+  });
+});
+
 describe('a listing body read element by element', () => {
   it('reads every element as the full parse does when the store knows none of them', () => {
     fc.assert(
@@ -237,21 +295,9 @@ describe('a listing body read element by element', () => {
   });
 
   it('fails, or reads, exactly as the full parse does whatever is broken in a body', () => {
-    const breakage = fc.tuple(
-      fc.nat(),
-      fc.constantFrom('cut', 'drop', 'insert'),
-      fc.constantFrom(0x2c, 0x5d, 0x7d, 0x22, 0x5c, 0x20, 0x80, 0xff, 0xc3, 0x31),
-    );
     fc.assert(
-      fc.property(bodyText, breakage, (text, [at, how, byte]) => {
-        const whole = bytesOf(text);
-        const k = whole.length === 0 ? 0 : at % whole.length;
-        const broken =
-          how === 'cut'
-            ? whole.subarray(0, k)
-            : how === 'drop'
-              ? Buffer.concat([whole.subarray(0, k), whole.subarray(k + 1)])
-              : Buffer.concat([whole.subarray(0, k), Buffer.from([byte]), whole.subarray(k)]);
+      fc.property(bodyText, breakage, (text, breaking) => {
+        const brokenBody = broken(bytesOf(text), breaking);
         const { index } = storeOf(bytesOf('[]'));
         const outcome = (read: () => readonly ParsedElement[]) => {
           try {
@@ -261,8 +307,8 @@ describe('a listing body read element by element', () => {
           }
         };
         expect(
-          outcome(() => readListingBody(response(broken), { ...context, known: index }).elements),
-        ).toEqual(outcome(() => reference(broken)));
+          outcome(() => readListingBody(response(brokenBody), { ...context, known: index }).elements),
+        ).toEqual(outcome(() => reference(brokenBody)));
       }),
     );
   });

@@ -134,10 +134,12 @@ describe('a changed listing answer', () => {
       undefined,
     );
     const sent = (sentElements(before) ?? []).map(({ sent }) => sent as number);
+    const lengthsOf = (bytes: Uint8Array) => (sentElements(bytes) ?? []).map(({ start, end }) => end - start);
     const bodies = new MapBodies();
     bodies.pages.set('GET /v1/sell/shop/items?page=1', {
       ids: ['a', 'b', 'c'],
       sent,
+      lengths: lengthsOf(before),
       versions: [1, 2, 3],
       hashes: [11, 12, 13],
     });
@@ -167,6 +169,7 @@ describe('a changed listing answer', () => {
       {
         ids: ['c', 'b', 'a'],
         sent: [sent[2], read.elements[1]?.sent, sent[0]],
+        lengths: lengthsOf(after),
         read: [{ version: 3, hash: 13 }, undefined, { version: 1, hash: 11 }],
       },
     ]);
