@@ -1,6 +1,7 @@
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
+import { Drift } from './drift.js';
 import { drive, type Planner, type Settled, type Step } from './driver.js';
 import type { RawPage } from './page-body.js';
 import type { ItemPage } from './page-by-page.js';
@@ -10,7 +11,8 @@ import { type ListingReadOptions, type Paginator, WindowsMisaligned } from './pa
 import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
 
-/** Readings without a new proved item before the reading starts over from page 1 (once). */
+/** Readings without a new proved item, beyond those already in flight when the first of them was
+ * taken, before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
 /** Answers for later pages in a row that repeat page 1 before the server is taken to ignore `page`. */
 const PAGE_ONE_REPEATS = 3;
@@ -25,8 +27,6 @@ const GROWTH_TO_END = 4;
 /** Whole answers after one that ended short before windows are read ahead again (near its end, a
  * listing growing at its end is confirmed one answer at a time). */
 const NEAR_END_ANSWERS = 4;
-/** Answers without drift before the drift measured is taken as half what it was. */
-const QUIET_ANSWERS = 16;
 
 /**
  * Reads the listing so that every item listed from the first request to the last is yielded, however
@@ -59,9 +59,11 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   /** Offset of the last proved item, as of the latest answer that held it (-1: nothing proved yet). */
   private end: number;
   private maxPerPage: number;
-  /** The most the listing moved between two answers lately, in items (halved after quiet answers). */
-  private drift = 0;
-  private quiet = 0;
+  /** How the listing moved between answers lately. */
+  private readonly drift = new Drift();
+  /** Answers taken, and how many had been when `end` was last proved: the listing moves between answers. */
+  private answers = 0;
+  private endAnswer = 0;
   /** How far before `end` the next window starts, beyond the overlap, after answers that proved nothing. */
   private back = 0;
   /** Times the plan started again from what was proved: a window planned before the latest says little. */
@@ -111,6 +113,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
+    this.answers += 1;
     if (!settled.ok) {
       if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
       this.tooLarge(window, settled.error);
@@ -131,12 +134,13 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const cap =
       this.nearEnd > 0
         ? Math.max(0, 1 - inFlight)
-        : 4 * this.drift >= this.maxPerPage
+        : 4 * this.drift.spread >= this.maxPerPage
           ? Math.max(0, 2 - inFlight)
           : room;
     const count = inFlight === 0 ? Math.max(1, cap) : cap;
     for (let n = 0; n < count; n += 1) {
-      const next = this.windowAfter(this.plannedEnd);
+      // Answered one answer after the window before it: where the listing will have moved its items.
+      const next = this.windowAfter(this.plannedEnd + this.drift.lead);
       this.generation.set(next, this.replans);
       windows.push(next);
       this.plannedEnd = next.start + next.perPage - 1;
@@ -170,12 +174,16 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
     if (window.start === 0 && answer.length === 0) return this.emptyListing(window);
     const anchor = this.chain.anchorIn(ids);
+    // From after the believed end, the end again and nothing past it: items inserted before the end
+    // pushed it into this window, and the listing still ends there.
+    const endAgain = anchor >= 0 && ids.at(-1) === this.chain.last;
+    if (window.start > this.end && this.votes.count > 0 && (anchor < 0 || endAgain))
+      return this.afterEnd(window, answer);
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) {
       this.prove(window, answer, anchor, pages, true);
       this.proveKept(pages);
       return this.ended();
     }
-    if (window.start > this.end && this.votes.count > 0) return this.afterEnd(window, answer);
     this.missed(window, answer);
     return false;
   }
@@ -215,8 +223,14 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     this.end = window.start + answer.length - 1;
     this.plannedEnd = Math.max(this.plannedEnd, this.end);
     const overlapBefore = this.overlap();
-    const shift = atEnd && fresh ? Math.abs(anchor - expected) : 0;
-    this.noteDrift(shift);
+    const leadBefore = this.drift.lead;
+    // The end moved by this much since the answer that proved it: per answer in between, what the
+    // listing moves between two windows answered one after the other.
+    const elapsed = Math.max(1, this.answers - this.endAnswer);
+    this.endAnswer = this.answers;
+    const measured = atEnd && fresh;
+    const shift = measured ? (anchor - expected) / elapsed : leadBefore;
+    if (measured) this.drift.note(shift);
     if (afterIds.some((id) => !this.yielded.has(id))) {
       this.stuck = 0;
       this.back = 0;
@@ -225,9 +239,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const ends = short && lastId === this.chain.last;
     if (short) this.nearEnd = NEAR_END_ANSWERS;
     else if (progressed) this.nearEnd = Math.max(0, this.nearEnd - 1);
-    if (ends) this.vote(window, anchorId);
+    const lastEnd = this.growth.at;
+    if (ends) this.vote(window, lastEnd !== undefined && answer.some((received) => received.id === lastEnd));
     else if (progressed) this.learnPageSize();
-    if (ends || short || shift >= overlapBefore) this.replan();
+    if (ends || short || Math.abs(shift - leadBefore) >= overlapBefore) this.replan();
     if (after.length > 0) pages.push(this.page(after));
   }
 
@@ -246,17 +261,6 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     }
   }
 
-  /** The listing moved by `shift` items between the last two answers. */
-  private noteDrift(shift: number): void {
-    if (shift > 0) {
-      this.drift = Math.max(this.drift, shift);
-      this.quiet = 0;
-    } else if (++this.quiet >= QUIET_ANSWERS) {
-      this.drift = Math.floor(this.drift / 2);
-      this.quiet = 0;
-    }
-  }
-
   /** The window after offset `from`, overlapping it as `overlap` says. */
   private windowAfter(from: number): ListingWindow {
     const next = windowAfter(from, this.overlap(), this.maxPerPage);
@@ -266,7 +270,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   /** Items the next window shares with what was proved: more than the listing moved between answers. */
   private overlap(): number {
-    return Math.max(1, Math.min(1 + 2 * this.drift, Math.floor(this.maxPerPage / 2)));
+    return Math.max(1, Math.min(1 + 2 * this.drift.spread, Math.floor(this.maxPerPage / 2)));
   }
 
   /**
@@ -289,7 +293,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.chain = new ProvedChain(chainCapacity(this.options.perPage));
       this.end = -1;
     }
-    this.vote(window, undefined);
+    this.vote(window, false);
     this.votes.trusted = true;
     this.votes.nothingAfter += 1;
     this.replan();
@@ -303,7 +307,6 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.maxPerPage = this.largestAnswer;
     }
     this.resetVotes();
-    this.growth = { at: undefined, steps: 0, trusted: false };
   }
 
   /**
@@ -320,15 +323,21 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       if (!ended) this.noteStuck();
       return ended;
     }
-    if (this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
-    else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
-      throw new WindowsMisaligned('answers shorter than asked were followed by more items');
-    }
+    // An empty listing that items then joined says nothing of the server's page size.
+    if (this.votes.at !== undefined) this.misplacedEnd();
     this.keep(window, answer);
     this.noteStuck();
     this.resetVotes();
     this.replan();
     return false;
+  }
+
+  /** Items followed a believed end: the largest answer is the server's page size if below ours. */
+  private misplacedEnd(): void {
+    if (this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
+    else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
+      throw new WindowsMisaligned('answers shorter than asked were followed by more items');
+    }
   }
 
   /** An answer that holds no proved item: the listing moved more than the overlap; kept, and a window
@@ -339,10 +348,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if ((this.generation.get(window) ?? this.replans) !== this.replans) return;
     this.noteStuck();
     // An empty answer (a false end) says nothing of how the listing moved.
-    if (answer.length > 0) {
-      this.drift = Math.max(this.drift, this.overlap());
-      this.quiet = 0;
-    }
+    if (answer.length > 0) this.drift.missed(this.overlap());
     this.back = this.back === 0 ? this.overlap() : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
     this.resetVotes();
     this.replan();
@@ -357,9 +363,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   private noteStuck(): void {
     this.stuck += 1;
-    if (this.stuck <= MAX_STUCK) return;
+    const limit = MAX_STUCK + this.options.maxInFlight;
+    if (this.stuck <= limit) return;
     if (this.restarted) {
-      throw new WindowsMisaligned(`${MAX_STUCK} answers in a row proved no new item, twice`);
+      throw new WindowsMisaligned(`${limit} answers in a row proved no new item, twice`);
     }
     // From page 1 nothing needs proving before the first answer: a sure way to find the ground again.
     this.restarted = true;
@@ -372,11 +379,11 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   /**
-   * `window`'s answer ended at the proved end, shorter than asked (its anchor `from`). It confirms the
-   * answers before it when it ends at the same item; it extends them when its anchor is their end (the
-   * listing grew at its end meanwhile).
+   * `window`'s answer ended at the proved end, shorter than asked. It confirms the answers before it
+   * when it ends at the same item; it extends them when it holds their end (`holdsLastEnd`: the listing
+   * grew at its end meanwhile).
    */
-  private vote(window: ListingWindow, from: string | undefined): void {
+  private vote(window: ListingWindow, holdsLastEnd: boolean): void {
     const votes = this.votes;
     const trusted = window.perPage <= this.largestAnswer;
     if (votes.count > 0 && votes.at === this.chain.last) {
@@ -385,7 +392,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       votes.trusted ||= trusted;
       return;
     }
-    const grown = from !== undefined && from === this.growth.at && from !== this.chain.last;
+    const grown = holdsLastEnd && this.growth.at !== this.chain.last;
     this.growth = grown
       ? { at: this.chain.last, steps: this.growth.steps + 1, trusted: this.growth.trusted || trusted }
       : { at: this.chain.last, steps: 0, trusted };
