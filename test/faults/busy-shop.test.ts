@@ -51,6 +51,7 @@ const cases: [Kind, number, Partial<ChurnFault>][] = [
   ['filtered resync', 8, { deleteBehind: 3, insertAhead: 1 }],
   ['filtered resync', 1, { deleteBehind: 4, insertBehind: 2 }],
   ['resync with items new since the last run', 8, { deleteBehind: 5, insertBehind: 1 }],
+  ['resync with items new since the last run', 64, { deleteBehind: 1, insertBehind: 4 }],
 ];
 
 describe('a busy shop completes (at most a quarter of a page changed per response)', () => {
