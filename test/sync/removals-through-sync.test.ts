@@ -122,7 +122,24 @@ describe('confirming removals', () => {
     expect(skipped.length).toBeGreaterThan(0);
     const snapshot = snapshotIds(config, 2);
     for (const id of skipped) expect(snapshot.has(id as string)).toBe(true);
-    // Items removed behind the reader had been read before they went: this run saw them, nothing is removed.
+    // An item removed behind one request may not have been read yet: the server may answer a window
+    // read ahead before the one that holds it. Such an item really went during the run (the contract
+    // lets this run or the next report it); a phantom is an item reported removed that is still listed.
+    const went = new Set(moves.filter((m) => m.kind === 'remove').map((m) => m.id));
+    const listed = new Set(sim.listedIds());
+    const removed = removedIds(config, 1, 2);
+    expect(removed.filter((id) => listed.has(id) || !went.has(id))).toEqual([]);
+  });
+
+  it('reports no removal through a moving listing read one window at a time', async () => {
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const config = configFor(proxyUrl, { SYNC_MAX_IN_FLIGHT: '1' });
+    const sync = () => runSync(findShop(config, 'shop'), { config, log: silentLogger() });
+    await sync();
+    sim.setFaults({ moving: { insertBeforeEvery: 4, removeBehindEvery: 3 } });
+    await sync();
+    sim.setFaults({ moving: null });
+    // Answered in the order asked, every item removed behind a request was read before it went.
     expect(removedIds(config, 1, 2)).toEqual([]);
   });
 

@@ -21,6 +21,10 @@ export class ProvedChain {
     return this.ids.length;
   }
 
+  has(id: string): boolean {
+    return this.position.has(id);
+  }
+
   get last(): string | undefined {
     return this.ids.at(-1);
   }

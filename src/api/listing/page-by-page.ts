@@ -2,10 +2,11 @@ import { setMaxListeners } from 'node:events';
 import type { InvalidItem, Item } from '../../domain/item.js';
 import type { UnchangedItem } from '../../domain/unchanged-item.js';
 import { ProtocolError, UsageError } from '../../errors.js';
+import { AdaptiveWindow, Slots } from './driver.js';
 import type { RawPage } from './page-body.js';
 import { PageItems } from './page-items.js';
 import { PageReadings, type Received, receivedOf } from './page-readings.js';
-import { AdaptiveWindow, ReadAhead, Slots } from './read-ahead.js';
+import { ReadAhead } from './read-ahead.js';
 
 /**
  * One page of the listing: every id of every reading of it, once. An element whose id one of the two

@@ -1,134 +1,74 @@
-import { setMaxListeners } from 'node:events';
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { ProvedChain } from './chain.js';
 import type { ListingCheckpoint } from './checkpoint.js';
+import { Drift } from './drift.js';
+import { drive, type Planner, type Settled, type Step } from './driver.js';
 import type { RawPage } from './page-body.js';
-import type { ItemPage, PageRequest } from './page-by-page.js';
+import type { ItemPage } from './page-by-page.js';
 import { PageItems } from './page-items.js';
 import { type Received, receivedOf } from './page-readings.js';
-import { type FetchWindow, type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
-import { AdaptiveWindow, Slots } from './read-ahead.js';
+import { type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
 import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
 
-/** Readings without a new proved item before the reading starts over from page 1 (once). */
+/** Readings without a new proved item, beyond those already in flight when the first of them was
+ * taken, before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
 /** Answers for later pages in a row that repeat page 1 before the server is taken to ignore `page`. */
 const PAGE_ONE_REPEATS = 3;
-/** Ends shown by an answer and gone at the next, before the reading gives up on a moving end. */
-const MAX_ENDS_MOVED = 16;
+/** Ends shown by an answer and gone at the next (not grown), before the reading gives up on a moving end. */
+const MAX_ENDS_MOVED = 64;
 /** Believed ends that more items followed before the listing is taken as one whose pages shift. */
 const MAX_MISPLACED_ENDS = 6;
 /** Times the reading may back up to page 1, having proved items, before windows are given up. */
 const MAX_BACK_TO_START = 2;
 /** Answers in a row, each ending just after the one before, that end a listing growing at its end. */
 const GROWTH_TO_END = 4;
-/** Items the first windows share with what was proved: one deletion behind the reader is absorbed. */
-const MIN_OVERLAP = 2;
-
-interface Planned {
-  readonly window: ListingWindow;
-  readonly result: Promise<Settled>;
-  settled: boolean;
-  /** The proved end when it was planned: once that moved on, a miss or an earlier anchor means nothing. */
-  readonly basis: number;
-}
-
-type Settled = { ok: true; raw: RawPage } | { ok: false; error: unknown };
+/** Whole answers after one that ended short before windows are read ahead again (near its end, a
+ * listing growing at its end is confirmed one answer at a time). */
+const NEAR_END_ANSWERS = 4;
 
 /**
  * Reads the listing so that every item listed from the first request to the last is yielded, however
  * the listing moves meanwhile. Each answer must hold an item already proved (see `ProvedChain`), which
- * proves the items after it: no item can slip past the reader between two answers unseen. Windows are
- * planned to overlap the proved end by a few items (`windowAfter`), so a still listing costs a few
- * percent more items per request; an answer that holds no proved item is not trusted and the reading
- * backs up until one does. The end is believed after two answers that end at the same proved item and
- * one for the window after it that holds nothing new.
+ * proves the items after it: no item can slip past the reader between two answers unseen.
  */
-export const readProved: Paginator = async function* readProved(
-  fetch: FetchWindow,
-  options: ListingReadOptions,
-): AsyncGenerator<ItemPage> {
-  const reading = new ProvedReading(options);
-  const window = new AdaptiveWindow(options.maxInFlight);
-  const slots = new Slots(options.maxInFlight);
-  const queue: Planned[] = [];
-  // Windows planned for a page size found too large are dropped and their requests aborted.
-  const dropped: Planned[] = [];
-  let batch = batchController(options.maxInFlight);
-  const send = (planned: ListingWindow, basis: number): Planned => {
-    const request: PageRequest = {
-      signal: batch.signal,
-      first: planned.page === 1,
-      pushedBack: () => window.shrink(),
-    };
-    const entry: Planned = {
-      window: planned,
-      basis,
-      settled: false,
-      result: slots
-        .run(() => fetch(planned, request))
-        .then(
-          (raw): Settled => ({ ok: true, raw }),
-          (error: unknown): Settled => ({ ok: false, error }),
-        ),
-    };
-    void entry.result.then(() => {
-      entry.settled = true;
-    });
-    return entry;
-  };
-  try {
-    for (;;) {
-      const basis = reading.provedEnd;
-      for (const planned of reading.plan(window.size - queue.length, queue.length))
-        queue.push(send(planned, basis));
-      const head = queue.shift();
-      if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
-      if (!head.settled) window.grow();
-      const settled = await head.result;
-      if (!settled.ok && settled.error instanceof ResponseTooLargeError) {
-        reading.tooLarge(head.window, settled.error);
-        batch.abort();
-        dropped.push(...queue.splice(0));
-        batch = batchController(options.maxInFlight);
-        continue;
-      }
-      if (!settled.ok) throw settled.error;
-      const outcome = reading.take(head.window, receivedOf(settled.raw), head.basis);
-      if (outcome.page) yield outcome.page;
-      if (outcome.done) {
-        const last = reading.pendingRereads();
-        if (last) yield last;
-        return;
-      }
-    }
-  } finally {
-    batch.abort();
-    await Promise.all([...queue, ...dropped].map((planned) => planned.result));
-  }
-};
+export const readProved: Paginator = (fetch, options) =>
+  drive(
+    new ProvedWindows(options),
+    (window: ListingWindow, signal, pushedBack) =>
+      fetch(window, { signal, first: window.page === 1, pushedBack }),
+    options.maxInFlight,
+  );
 
-function batchController(maxInFlight: number): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(Math.max(10, maxInFlight * 2 + 2), controller.signal);
-  return controller;
+interface Kept {
+  readonly window: ListingWindow;
+  readonly answer: readonly Received[];
 }
 
-interface Outcome {
-  readonly page?: ItemPage;
-  readonly done: boolean;
-}
-
-/** What the reading knows between answers: what is proved, where it ends, and how the end is confirmed. */
-class ProvedReading {
+/**
+ * The planner of overlapping windows. Windows overlap the proved end by more than the listing moved
+ * between answers lately (`overlap`): one item on a still listing, so that it costs a percent or two more
+ * requests than pages. An answer that holds no proved item is kept, and a window starting further back is
+ * asked: once an answer proves the items before a kept one, the kept one proves its own. The end is
+ * believed after two answers that end at the same proved item and one for the window after it that holds
+ * nothing new.
+ */
+export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> {
   private chain: ProvedChain;
   /** Offset of the last proved item, as of the latest answer that held it (-1: nothing proved yet). */
   private end: number;
   private maxPerPage: number;
-  private overlap = MIN_OVERLAP;
-  /** How far before `end` the next window starts, beyond `overlap`, after answers that proved nothing. */
+  /** How the listing moved between answers lately. */
+  private readonly drift = new Drift();
+  /** Answers taken, and how many had been when `end` was last proved: the listing moves between answers. */
+  private answers = 0;
+  private endAnswer = 0;
+  /** How far before `end` the next window starts, beyond the overlap, after answers that proved nothing. */
   private back = 0;
+  /** Times the plan started again from what was proved: a window planned before the latest says little. */
+  private replans = 0;
+  private readonly generation = new WeakMap<ListingWindow, number>();
   private stuck = 0;
   private backToStart = 0;
   private restarted = false;
@@ -140,9 +80,14 @@ class ProvedReading {
   private rereads = 0;
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
-  private endingPlanned = false;
-  /** Answers that showed the listing ending at the proved item `at`: their windows, and empty ones after it. */
+  /** Answers that showed the listing ending at the proved item `at`. */
   private votes = newVotes();
+  /** Answers in a row, each ending short just after the end the one before showed. */
+  private growth = { at: undefined as string | undefined, steps: 0, trusted: false };
+  /** Whole answers that prove new items still to come before an answer that ended short is left behind. */
+  private nearEnd = 0;
+  /** Answers that held no proved item yet, in the order asked (at most one window's worth). */
+  private kept: Kept[] = [];
   private readonly yielded: RecentIds;
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
@@ -156,28 +101,8 @@ class ProvedReading {
     this.yielded = new RecentIds(chainCapacity(options.perPage));
   }
 
-  /** Up to `room` windows to ask for next; `queued`: windows asked for and not yet taken. */
-  plan(room: number, queued: number): ListingWindow[] {
-    const windows: ListingWindow[] = [];
-    if (this.votes.shapes.size > 0) {
-      if (this.endingPlanned && queued > 0) return windows;
-      this.endingPlanned = true;
-      const again = this.anotherWindowAtEnd();
-      if (again) windows.push(again);
-      // Asking no more than the server ever served: a short answer then cannot be its own page size.
-      const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
-      if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
-      windows.push(windowJustAfter(this.end, this.maxPerPage));
-    } else {
-      const count = queued === 0 ? Math.max(1, room) : room;
-      for (let n = 0; n < count; n += 1) {
-        const next = windowAfter(this.plannedEnd - this.back, this.overlapNow(), this.maxPerPage);
-        if (!next) throw new WindowsMisaligned(`pages of ${this.maxPerPage} cannot overlap`);
-        windows.push(next);
-        this.plannedEnd = next.start + next.perPage - 1;
-        if (this.back > 0) break;
-      }
-    }
+  plan(room: number, inFlight: number): ListingWindow[] {
+    const windows = this.votes.count > 0 ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {
       throw new ProtocolError(
@@ -187,45 +112,107 @@ class ProvedReading {
     return windows;
   }
 
-  get provedEnd(): number {
-    return this.end;
+  take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
+    this.answers += 1;
+    if (!settled.ok) {
+      if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
+      this.tooLarge(window, settled.error);
+      return { pages: [], done: false, dropInFlight: true };
+    }
+    const pages: ItemPage[] = [];
+    const done = this.takeAnswer(window, receivedOf(settled.value), pages);
+    if (pages.length === 0) this.rereads += 1;
+    if (done && this.rereads > 0) pages.push(this.page([]));
+    return { pages, done };
   }
 
-  /** Takes the answer to `window`, planned when the proved end was `basis`. */
-  take(window: ListingWindow, answer: readonly Received[], basis: number): Outcome {
-    const outcome = this.takeAnswer(window, answer, basis);
-    // An answer that yields nothing new is a re-read: counted on the next page that does.
-    if (!outcome.page) this.rereads += 1;
-    return outcome;
+  /** Windows ahead of what was read: from the planned end, or from further back after a miss. */
+  private planAhead(room: number, inFlight: number): ListingWindow[] {
+    const windows: ListingWindow[] = [];
+    // Fewer in flight while the listing moves by nearly half a window between answers, and near an end
+    // an answer showed: windows past it would be asked for nothing.
+    const cap =
+      this.nearEnd > 0
+        ? Math.max(0, 1 - inFlight)
+        : 4 * this.drift.spread >= this.maxPerPage
+          ? Math.max(0, 2 - inFlight)
+          : room;
+    const count = inFlight === 0 ? Math.max(1, cap) : cap;
+    for (let n = 0; n < count; n += 1) {
+      // Answered one answer after the window before it: where the listing will have moved its items.
+      const next = this.windowAfter(this.plannedEnd + this.drift.lead);
+      this.generation.set(next, this.replans);
+      windows.push(next);
+      this.plannedEnd = next.start + next.perPage - 1;
+    }
+    return windows;
   }
 
-  private takeAnswer(window: ListingWindow, answer: readonly Received[], basis: number): Outcome {
-    const current = basis === this.end;
+  /** Windows that confirm the end the answers showed, once the windows in flight have landed. */
+  private planEnd(inFlight: number): ListingWindow[] {
+    const windows: ListingWindow[] = [];
+    if (inFlight > 0) return windows;
+    const { shapes, count, noOtherShape, trusted, nothingAfter } = this.votes;
+    if (shapes.size < 2 && !(noOtherShape && count >= 2)) {
+      const again = this.anotherWindowAtEnd();
+      if (again) windows.push(again);
+    }
+    if (!trusted) {
+      // Asking no more than the server ever served: a short answer then cannot be its own page size.
+      const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
+      if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
+    }
+    if (nothingAfter === 0 || windows.length === 0) windows.push(windowJustAfter(this.end, this.maxPerPage));
+    return windows;
+  }
+
+  /** Takes one answer (and then the kept answers it lets prove themselves); true once the end is believed. */
+  private takeAnswer(window: ListingWindow, answer: readonly Received[], pages: ItemPage[]): boolean {
     const ids = answer.map((received) => received.id);
     this.checkPageIgnored(window, ids);
     this.largestAnswer = Math.max(this.largestAnswer, answer.length);
     if (answer.length > window.perPage) throw new WindowsMisaligned('the server ignores per_page');
-    if (window.start === 0 && answer.length === 0 && this.end === -1) return this.emptyListing(window);
+    if (window.start === 0 && answer.length === 0) return this.emptyListing(window);
     const anchor = this.chain.anchorIn(ids);
-    // A window planned before the proved end moved on may hold only earlier proved items: it would take
-    // the proved end back for nothing, so only one planned from the current end may do that.
-    if (!current && anchor >= 0 && ids[anchor] !== this.chain.last) return this.outdated();
-    if (anchor >= 0 || (window.start === 0 && answer.length > 0)) return this.prove(window, answer, anchor);
-    // Past the end the answers before it showed: planned before the end moved back (items deleted
-    // before it) it still says whether anything lies beyond.
-    if (window.start > basis && this.votes.count > 0) return this.afterEnd(answer, current);
-    if (!current) return this.outdated();
-    return this.missed();
+    // From after the believed end, the end again and nothing past it: items inserted before the end
+    // pushed it into this window, and the listing still ends there.
+    const endAgain = anchor >= 0 && ids.at(-1) === this.chain.last;
+    if (window.start > this.end && this.votes.count > 0 && (anchor < 0 || endAgain))
+      return this.afterEnd(window, answer);
+    if (anchor >= 0 || (window.start === 0 && answer.length > 0)) {
+      this.prove(window, answer, anchor, pages, true);
+      this.proveKept(pages);
+      return this.ended();
+    }
+    this.missed(window, answer);
+    return false;
   }
 
   /** `answer` holds the proved item at `anchor` (or starts the listing): what follows it is proved. */
-  private prove(window: ListingWindow, answer: readonly Received[], anchor: number): Outcome {
+  private prove(
+    window: ListingWindow,
+    answer: readonly Received[],
+    anchor: number,
+    pages: ItemPage[],
+    fresh: boolean,
+  ): void {
+    const anchorId = anchor >= 0 ? (answer[anchor]?.id as string) : undefined;
+    const atEnd = anchorId !== undefined && anchorId === this.chain.last;
+    const short = answer.length < window.perPage;
+    const lastId = answer.at(-1)?.id;
+    // A whole answer from behind the proved end, ending at an item proved already: what it holds
+    // besides is new since, and moves nothing.
+    if (!atEnd && !short && anchorId !== undefined && lastId != null && this.chain.has(lastId)) {
+      const unseen = answer.filter((received) => received.id !== null && !this.chain.has(received.id));
+      if (unseen.length > 0) pages.push(this.page(unseen));
+      else this.noteStuck();
+      return;
+    }
     const endBefore = this.end;
-    const expected = anchor >= 0 ? endBefore - window.start : -1;
-    const lastBefore = this.chain.last;
+    const expected = endBefore - window.start;
     const after = answer.slice(anchor + 1);
     const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
-    if (anchor >= 0) this.chain.continueFrom(answer[anchor]?.id as string, afterIds);
+    if (anchorId !== undefined) this.chain.continueFrom(anchorId, afterIds);
     else {
       // Backing up all the way to page 1 again and again: windows cannot find the proved items here.
       if (this.chain.size > 0 && ++this.backToStart > MAX_BACK_TO_START) {
@@ -234,20 +221,56 @@ class ProvedReading {
       this.chain = new ProvedChain(chainCapacity(this.options.perPage), afterIds);
     }
     this.end = window.start + answer.length - 1;
-    const shift = Math.abs(anchor - expected);
-    if (shift > 0) this.overlap = Math.max(this.overlap, 2 * shift + 2);
+    this.plannedEnd = Math.max(this.plannedEnd, this.end);
+    const overlapBefore = this.overlap();
+    const leadBefore = this.drift.lead;
+    // The end moved by this much since the answer that proved it: per answer in between, what the
+    // listing moves between two windows answered one after the other.
+    const elapsed = Math.max(1, this.answers - this.endAnswer);
+    this.endAnswer = this.answers;
+    const measured = atEnd && fresh;
+    const shift = measured ? (anchor - expected) / elapsed : leadBefore;
+    if (measured) this.drift.note(shift);
     if (afterIds.some((id) => !this.yielded.has(id))) {
       this.stuck = 0;
       this.back = 0;
     } else this.noteStuck();
     const progressed = afterIds.length > 0;
-    const ends = answer.length < window.perPage && answer.at(-1)?.id === this.chain.last;
-    if (ends) this.vote(window, answer[anchor]?.id ?? undefined, anchor >= 0 ? window.start + anchor : -1);
+    const ends = short && lastId === this.chain.last;
+    if (short) this.nearEnd = NEAR_END_ANSWERS;
+    else if (progressed) this.nearEnd = Math.max(0, this.nearEnd - 1);
+    const lastEnd = this.growth.at;
+    if (ends) this.vote(window, lastEnd !== undefined && answer.some((received) => received.id === lastEnd));
     else if (progressed) this.learnPageSize();
-    const confirms = this.votes.at === lastBefore && this.votes.at !== undefined && !progressed;
-    const surprised = !confirms && (ends || shift > 0 || this.end !== window.start + window.perPage - 1);
-    if (surprised) this.replan();
-    return { page: after.length > 0 ? this.page(after) : undefined, done: this.ended() };
+    if (ends || short || Math.abs(shift - leadBefore) >= overlapBefore) this.replan();
+    if (after.length > 0) pages.push(this.page(after));
+  }
+
+  /** Kept answers that now hold a proved item prove what follows it, in the order they were asked. */
+  private proveKept(pages: ItemPage[]): void {
+    for (let i = 0; i < this.kept.length; ) {
+      const { window, answer } = this.kept[i] as Kept;
+      const anchor = this.chain.anchorIn(answer.map((received) => received.id));
+      if (anchor < 0) {
+        i += 1;
+        continue;
+      }
+      this.kept.splice(i, 1);
+      this.prove(window, answer, anchor, pages, false);
+      i = 0;
+    }
+  }
+
+  /** The window after offset `from`, overlapping it as `overlap` says. */
+  private windowAfter(from: number): ListingWindow {
+    const next = windowAfter(from, this.overlap(), this.maxPerPage);
+    if (!next) throw new WindowsMisaligned(`pages of ${this.maxPerPage} cannot overlap`);
+    return next;
+  }
+
+  /** Items the next window shares with what was proved: more than the listing moved between answers. */
+  private overlap(): number {
+    return Math.max(1, Math.min(1 + 2 * this.drift.spread, Math.floor(this.maxPerPage / 2)));
   }
 
   /**
@@ -255,7 +278,7 @@ class ProvedReading {
    * of two or fewer holds an item that alone may exceed the cap; no window can step over it, so the
    * listing is read page by page, where such an item is reported invalid in its place.
    */
-  tooLarge(window: ListingWindow, error: ResponseTooLargeError): void {
+  private tooLarge(window: ListingWindow, error: ResponseTooLargeError): void {
     if (window.perPage <= 2)
       throw new WindowsMisaligned(`an item alone may exceed the cap: ${error.message}`);
     this.maxPerPage = Math.min(this.maxPerPage, Math.floor(window.perPage / 2));
@@ -263,19 +286,18 @@ class ProvedReading {
     this.replan();
   }
 
-  /** An answer to a window planned from an end since proved further: plan again from where it is. */
-  private outdated(): Outcome {
-    this.replan();
-    return { done: false };
-  }
-
   /** Page 1 is empty: the end, once confirmed like any other (no page size explains an empty page 1). */
-  private emptyListing(window: ListingWindow): Outcome {
-    this.vote(window, undefined, -1);
+  private emptyListing(window: ListingWindow): boolean {
+    // Whatever was proved is gone: the listing ends before it.
+    if (this.end >= 0) {
+      this.chain = new ProvedChain(chainCapacity(this.options.perPage));
+      this.end = -1;
+    }
+    this.vote(window, false);
     this.votes.trusted = true;
     this.votes.nothingAfter += 1;
     this.replan();
-    return { done: this.ended() };
+    return this.ended();
   }
 
   /** A believed end that more items followed: answers were cut at the server's own page size, or lost
@@ -287,113 +309,135 @@ class ProvedReading {
     this.resetVotes();
   }
 
-  /** An answer for the window just after the believed end: empty, or a repeat of the end (a server
-   * that clamps `page`), it backs the end; items there mean the answers that ended short were cut. */
-  private afterEnd(answer: readonly Received[], current: boolean): Outcome {
+  /**
+   * An answer for a window after the believed end: empty, or a repeat of the end (a server that clamps
+   * `page`), from just after the end, it backs the end; items there mean that the answers that ended
+   * short were cut, or that the listing grew: kept, and the end asked for again.
+   */
+  private afterEnd(window: ListingWindow, answer: readonly Received[]): boolean {
     if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
+      // Only a window from just after the end backs it; one further on was read ahead.
+      if (window.start > this.end + 1) return false;
       this.votes.nothingAfter += 1;
-      return { done: this.ended() };
+      const ended = this.ended();
+      if (!ended) this.noteStuck();
+      return ended;
     }
-    if (!current) return this.outdated();
+    // An empty listing that items then joined says nothing of the server's page size.
+    if (this.votes.at !== undefined) this.misplacedEnd();
+    this.keep(window, answer);
+    this.noteStuck();
+    this.resetVotes();
+    this.replan();
+    return false;
+  }
+
+  /** Items followed a believed end: the largest answer is the server's page size if below ours. */
+  private misplacedEnd(): void {
     if (this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) this.maxPerPage = this.largestAnswer;
     else if (++this.misplacedEnds >= MAX_MISPLACED_ENDS) {
       throw new WindowsMisaligned('answers shorter than asked were followed by more items');
     }
-    this.noteStuck();
-    this.resetVotes();
-    this.replan();
-    return { done: false };
   }
 
-  /** An answer that holds no proved item: the listing moved under the plan; back up until one does. */
-  private missed(): Outcome {
+  /** An answer that holds no proved item: the listing moved more than the overlap; kept, and a window
+   * from further back asked. */
+  private missed(window: ListingWindow, answer: readonly Received[]): void {
+    this.keep(window, answer);
+    // Asked before the plan started again from what was proved, its miss was foreseen.
+    if ((this.generation.get(window) ?? this.replans) !== this.replans) return;
     this.noteStuck();
-    this.back =
-      this.back === 0 ? this.overlapNow() * 2 : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
+    // An empty answer (a false end) says nothing of how the listing moved.
+    if (answer.length > 0) this.drift.missed(this.overlap());
+    this.back = this.back === 0 ? this.overlap() : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
     this.resetVotes();
     this.replan();
-    return { done: false };
+    this.plannedEnd = Math.max(-1, this.end - this.back);
   }
 
-  /** The overlap a window of at most `maxPerPage` items can afford and still reach past the end. */
-  private overlapNow(): number {
-    return Math.max(1, Math.min(this.overlap, Math.floor(this.maxPerPage / 2)));
+  private keep(window: ListingWindow, answer: readonly Received[]): void {
+    if (answer.length === 0) return;
+    this.kept.push({ window, answer });
+    if (this.kept.length > this.options.maxInFlight + 1) this.kept.shift();
   }
 
   private noteStuck(): void {
     this.stuck += 1;
-    if (this.stuck <= MAX_STUCK) return;
+    const limit = MAX_STUCK + this.options.maxInFlight;
+    if (this.stuck <= limit) return;
     if (this.restarted) {
-      throw new WindowsMisaligned(`${MAX_STUCK} answers in a row proved no new item, twice`);
+      throw new WindowsMisaligned(`${limit} answers in a row proved no new item, twice`);
     }
     // From page 1 nothing needs proving before the first answer: a sure way to find the ground again.
     this.restarted = true;
     this.stuck = 0;
     this.back = 0;
     this.end = -1;
+    this.plannedEnd = -1;
+    this.kept = [];
     this.chain = new ProvedChain(chainCapacity(this.options.perPage));
   }
 
   /**
    * `window`'s answer ended at the proved end, shorter than asked. It confirms the answers before it
-   * when it ends at the same item; it extends them when it holds their end at the same
-   * offset (`from`, at `fromOffset`) and more after it (the listing grew at its end meanwhile).
+   * when it ends at the same item; it extends them when it holds their end (`holdsLastEnd`: the listing
+   * grew at its end meanwhile).
    */
-  private vote(window: ListingWindow, from: string | undefined, fromOffset: number): void {
+  private vote(window: ListingWindow, holdsLastEnd: boolean): void {
     const votes = this.votes;
     const trusted = window.perPage <= this.largestAnswer;
-    // The same end, wherever moves before it put it now.
     if (votes.count > 0 && votes.at === this.chain.last) {
-      votes.offset = this.end;
       votes.shapes.add(shapeOf(window));
       votes.count += 1;
       votes.trusted ||= trusted;
-      votes.trustedInGrowth ||= trusted;
       return;
     }
-    const extends_ = votes.count > 0 && from === votes.at && fromOffset === votes.offset;
-    if (votes.count > 0 && !extends_ && ++this.endsMoved > MAX_ENDS_MOVED) {
+    const grown = holdsLastEnd && this.growth.at !== this.chain.last;
+    this.growth = grown
+      ? { at: this.chain.last, steps: this.growth.steps + 1, trusted: this.growth.trusted || trusted }
+      : { at: this.chain.last, steps: 0, trusted };
+    if (grown) this.misplacedEnds = 0;
+    if (votes.count > 0 && !grown && ++this.endsMoved > MAX_ENDS_MOVED) {
       throw new WindowsMisaligned(`${MAX_ENDS_MOVED} ends an answer showed were gone at the next`);
     }
-    const growth = extends_ ? votes.growth + 1 : 0;
-    const trustedInGrowth = extends_ && votes.trustedInGrowth;
     this.resetVotes();
-    Object.assign(this.votes, { at: this.chain.last, offset: this.end, count: 1, growth, trusted });
+    this.votes.at = this.chain.last;
+    this.votes.count = 1;
+    this.votes.trusted = trusted;
     this.votes.shapes.add(shapeOf(window));
-    this.votes.trustedInGrowth = trustedInGrowth || trusted;
   }
 
   private resetVotes(): void {
     this.votes = newVotes();
-    this.endingPlanned = false;
   }
 
   /**
-   * The end is believed once answers to two different windows ended at the same proved item, one of them asking no more than the server ever served (its own page size cannot pass for
-   * the end), and the window just after it held nothing more; or, on a listing that grows at its end after every answer, once `GROWTH_TO_END` answers
-   * in a row each ended just after the one before. A server that leaves out the last items of an
-   * answer would have to do so at the same item twice, or that many times in a row.
+   * The end is believed once answers to two different windows ended at the same proved item, one of
+   * them asking no more than the server ever served (its own page size cannot pass for the end), and the
+   * window just after it held nothing more; or, on a listing that grows at its end after every answer,
+   * once `GROWTH_TO_END` answers in a row each ended just after the one before. A server that leaves
+   * out the last items of an answer would have to do so at the same item twice, or that many times in a row.
    */
   private ended(): boolean {
-    const { shapes, count, trusted, noOtherShape, growth, trustedInGrowth, nothingAfter } = this.votes;
+    const { shapes, count, trusted, noOtherShape, nothingAfter } = this.votes;
     const confirmed = (shapes.size >= 2 || (noOtherShape && count >= 2)) && trusted && nothingAfter >= 1;
-    return confirmed || (growth >= GROWTH_TO_END && trustedInGrowth);
+    return confirmed || (this.growth.steps >= GROWTH_TO_END && this.growth.trusted);
   }
 
   /** A window over the proved end unlike those that already ended there. */
   private anotherWindowAtEnd(): ListingWindow | null {
-    for (let overlap = this.overlapNow(); overlap <= this.maxPerPage; overlap += 1) {
+    for (let overlap = this.overlap(); overlap <= this.maxPerPage; overlap += 1) {
       const window = windowAfter(this.end, overlap, this.maxPerPage);
       if (window && !this.votes.shapes.has(shapeOf(window))) return window;
     }
     // Pages too small to hold the end in two ways: the same window, asked again.
     this.votes.noOtherShape = true;
-    return windowAfter(this.end, this.overlapNow(), this.maxPerPage);
+    return windowAfter(this.end, this.overlap(), this.maxPerPage);
   }
 
   private replan(): void {
+    this.replans += 1;
     this.plannedEnd = this.end;
-    this.endingPlanned = false;
   }
 
   /**
@@ -419,12 +463,7 @@ class ProvedReading {
     }
   }
 
-  /** The answers that confirmed the end, as a page of no items: they count as re-reads too. */
-  pendingRereads(): ItemPage | undefined {
-    return this.rereads > 0 ? this.page([]) : undefined;
-  }
-
-  /** The items after the anchor not yielded lately, as one page with the checkpoint they reach. */
+  /** The items not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
     const taken = new PageItems();
     let duplicates = 0;
@@ -462,14 +501,10 @@ class ProvedReading {
 function newVotes() {
   return {
     at: undefined as string | undefined,
-    offset: -2,
     shapes: new Set<string>(),
     count: 0,
     trusted: false,
-    /** Answers in a row that each ended just after the one before. */
-    growth: 0,
-    trustedInGrowth: false,
-    /** Answers just after the end that held nothing more. */
+    /** Answers from just after the end that held nothing more. */
     nothingAfter: 0,
     noOtherShape: false,
   };

@@ -16,13 +16,17 @@ export function windowAt(page: number, perPage: number): ListingWindow {
  * The window that holds the `overlap` items ending at offset `end` (the last item the reading has
  * proved) and as many items after it as a page of at most `maxPerPage` can: a window that starts inside
  * what was read is what lets the next answer prove itself, by holding an item already read. Smaller
- * pages than `maxPerPage` are tried too, and an overlap of one item when no window affords `overlap`;
+ * pages than `maxPerPage` are tried too, and the largest overlap below `overlap` that a window affords;
  * the first window (`end` = -1) is page 1. Null when no window of at most `maxPerPage` items holds both
  * `end` and the item after it (`end + 1` a multiple of every size up to `maxPerPage`: with 10, every
  * 2,520 items; with 100, never in practice).
  */
 export function windowAfter(end: number, overlap: number, maxPerPage: number): ListingWindow | null {
-  return bestWindow(end, overlap, maxPerPage) ?? (overlap > 1 ? bestWindow(end, 1, maxPerPage) : null);
+  for (let shared = overlap; shared >= 1; shared -= 1) {
+    const window = bestWindow(end, shared, maxPerPage);
+    if (window) return window;
+  }
+  return null;
 }
 
 function bestWindow(end: number, overlap: number, maxPerPage: number): ListingWindow | null {

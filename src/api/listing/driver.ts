@@ -1,0 +1,144 @@
+import { setMaxListeners } from 'node:events';
+import { ProtocolError } from '../../errors.js';
+
+/** A request's outcome, kept until the planner takes it in request order. */
+export type Settled<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly error: unknown };
+
+/** What a planner makes of one answer. */
+export interface Step<P> {
+  /** What the answer proved, in order. */
+  readonly pages: readonly P[];
+  readonly done: boolean;
+  /** The requests in flight were planned on what this answer proved wrong: they are aborted and dropped. */
+  readonly dropInFlight?: boolean;
+}
+
+/**
+ * The decisions of a reading without its I/O: which requests to send, what each answer proves. It is
+ * handed every answer in the order its requests were planned, so it is tested with plain data.
+ */
+export interface Planner<Q, A, P> {
+  /** Up to `room` requests to send now (at least one when `inFlight` is 0); `inFlight`: sent and not yet taken. */
+  plan(room: number, inFlight: number): readonly Q[];
+  take(request: Q, answer: Settled<A>): Step<P>;
+}
+
+/** How the driver sends one request: `signal` aborts it, `pushedBack` is called when the server pushes back. */
+export type Send<Q, A> = (request: Q, signal: AbortSignal, pushedBack: () => void) => Promise<A>;
+
+interface InFlight<Q, A> {
+  readonly request: Q;
+  readonly result: Promise<Settled<A>>;
+  settled: boolean;
+}
+
+/**
+ * Runs a planner against the network: requests sent as soon as they are planned, at most `maxInFlight`
+ * at once (a dropped request keeps its slot until it settles, so the server never sees more), answers
+ * taken in the order they were planned (a first-in, first-out queue of promises, as BullMQ's worker keeps
+ * its jobs), the window adapting between 1 and `maxInFlight` (`AdaptiveWindow`). When the reading ends
+ * or fails, what is still in flight is aborted and drained: nothing outlives it.
+ */
+export async function* drive<Q, A, P>(
+  planner: Planner<Q, A, P>,
+  send: Send<Q, A>,
+  maxInFlight: number,
+): AsyncGenerator<P> {
+  const window = new AdaptiveWindow(maxInFlight);
+  const slots = new Slots(maxInFlight);
+  const queue: InFlight<Q, A>[] = [];
+  const dropped: InFlight<Q, A>[] = [];
+  let batch = batchController(maxInFlight);
+  const start = (request: Q): InFlight<Q, A> => {
+    const signal = batch.signal;
+    const entry: InFlight<Q, A> = {
+      request,
+      settled: false,
+      result: slots
+        .run(() => send(request, signal, () => window.shrink()))
+        .then(
+          (value): Settled<A> => ({ ok: true, value }),
+          (error: unknown): Settled<A> => ({ ok: false, error }),
+        ),
+    };
+    void entry.result.then(() => {
+      entry.settled = true;
+    });
+    return entry;
+  };
+  try {
+    for (;;) {
+      for (const request of planner.plan(window.size - queue.length, queue.length))
+        queue.push(start(request));
+      const head = queue.shift();
+      if (!head) throw new ProtocolError('The listing reader planned no request (a defect).');
+      if (!head.settled) window.grow();
+      const step = planner.take(head.request, await head.result);
+      yield* step.pages;
+      if (step.done) return;
+      if (step.dropInFlight) {
+        batch.abort();
+        dropped.push(...queue.splice(0));
+        batch = batchController(maxInFlight);
+      }
+    }
+  } finally {
+    batch.abort();
+    await Promise.all([...queue, ...dropped].map((entry) => entry.result));
+  }
+}
+
+function batchController(maxInFlight: number): AbortController {
+  const controller = new AbortController();
+  // Each request in flight listens for the abort twice (its request and its retry wait).
+  setMaxListeners(Math.max(10, maxInFlight * 2 + 2), controller.signal);
+  return controller;
+}
+
+/**
+ * How many requests to keep in flight: grows by one each time the reader has to wait for the network
+ * (one more in flight would have hidden that wait), halves when the server pushes back (429, 5xx), never
+ * above `max`.
+ */
+export class AdaptiveWindow {
+  private current: number;
+
+  constructor(readonly max: number) {
+    this.current = Math.min(2, max);
+  }
+
+  get size(): number {
+    return this.current;
+  }
+
+  grow(): void {
+    this.current = Math.min(this.max, this.current + 1);
+  }
+
+  shrink(): void {
+    this.current = Math.max(1, Math.floor(this.current / 2));
+  }
+}
+
+/** At most `limit` tasks at once, in the order they asked. */
+export class Slots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active += 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot passes straight to the next waiter, so `active` stays as it is.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active -= 1;
+    }
+  }
+}
