@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { fsyncPath } from '../fsync-path.js';
 import { currentSchema, SCHEMA_VERSION } from './migrations.js';
 import { storeError } from './open.js';
 
@@ -45,7 +46,7 @@ export async function createStoreFile(file: string): Promise<void> {
   try {
     await mkdir(path.dirname(file), { recursive: true });
     await writeBeside(file, emptyStoreImage());
-    await fsyncFolder(path.dirname(file));
+    await fsyncPath(path.dirname(file));
   } catch (error) {
     throw storeError(`Cannot open store ${file}`, file, error);
   }
@@ -72,14 +73,5 @@ async function writeBeside(file: string, bytes: Buffer): Promise<void> {
     });
   } finally {
     await rm(temp, { force: true });
-  }
-}
-
-async function fsyncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { ShopSyncError, StoreError } from '../../errors.js';
+import { fsyncPath } from '../../fsync-path.js';
 import { isCorruptionError } from '../../store/open.js';
 import { describeCause } from './cause.js';
 
@@ -78,7 +79,7 @@ export async function prepareFile(
   try {
     await mkdir(path.dirname(target), { recursive: true });
     await build(prepared.temp);
-    await fsync(prepared.temp);
+    await fsyncPath(prepared.temp);
     return prepared;
   } catch (error) {
     await discardFiles([prepared]);
@@ -96,7 +97,7 @@ export async function commitFiles(files: readonly PreparedFile[]): Promise<void>
   try {
     for (const file of files) await refuseDirectory(file);
     for (const file of files) await renameInto(file);
-    for (const dir of new Set(files.map((f) => path.dirname(f.target)))) await fsync(dir);
+    for (const dir of new Set(files.map((f) => path.dirname(f.target)))) await fsyncPath(dir);
   } finally {
     await discardFiles(files);
   }
@@ -130,15 +131,6 @@ async function renameInto(file: PreparedFile): Promise<void> {
     await rename(file.temp, file.target);
   } catch (error) {
     throw writeError(file, error);
-  }
-}
-
-async function fsync(file: string): Promise<void> {
-  const handle = await open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

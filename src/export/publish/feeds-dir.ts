@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink, rename, rm, rmdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { StoreError } from '../../errors.js';
+import { fsyncPath } from '../../fsync-path.js';
 import type { ShopPaths } from '../../store/paths.js';
 import { describeCause } from './cause.js';
 
@@ -106,16 +107,6 @@ async function emptyLegacyDir(dir: string, feedNames: readonly string[]): Promis
 /** Temporary files of the per-file writer that came before directories: `.inventory.csv.<pid>.<hex>.tmp`. */
 function isTempFeed(name: string, feedNames: readonly string[]): boolean {
   return name.endsWith('.tmp') && feedNames.some((feed) => name.startsWith(`.${feed}.`));
-}
-
-/** Flushes a file or directory to disk. */
-export async function fsyncPath(file: string): Promise<void> {
-  const handle = await open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 function feedsError(paths: ShopPaths, error: unknown): StoreError {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ShopSyncError, StoreError } from '../../errors.js';
+import { fsyncPath } from '../../fsync-path.js';
 import type { Logger } from '../../log.js';
 import { type Store, storeError } from '../../store/open.js';
 import type { ShopPaths } from '../../store/paths.js';
@@ -23,7 +24,6 @@ import { describeCause } from './cause.js';
 import {
   createFeedsDir,
   type FeedsPath,
-  fsyncPath,
   inspectFeedsPath,
   removeOldFeedDirs,
   switchFeeds,
