@@ -8,5 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: on CI's two, one file at a time, with a core
+    // idle while a file waits on its processes, servers and timers. Files run in parallel safely: each
+    // has its own temp directories, ports and Redis key prefix (test/jobs/redis-fixtures.ts).
+    maxWorkers: 2,
   },
 });

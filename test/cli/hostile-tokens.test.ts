@@ -6,7 +6,11 @@ import { runCli } from '../helpers/cli.js';
 import { HOSTILE_ACCESS_TOKEN_SENTENCE, HOSTILE_ACCESS_TOKENS } from '../helpers/hostile-tokens.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
-const BUDGET_SECONDS = 3;
+/**
+ * A failure retried as transient spends nearly all of the budget (its last wait would pass it); a permanent
+ * one, a process start, under half of it even on a loaded machine.
+ */
+const BUDGET_SECONDS = 30;
 
 let sim: Simulator;
 let temp: ReturnType<typeof tempDir>;
@@ -36,7 +40,7 @@ describe('sync against a token endpoint that hands out a token no header can car
         expect(result.stdout).toBe('');
         expect(result.stderr).toBe(`shop-sync: ${HOSTILE_ACCESS_TOKEN_SENTENCE}\n`);
         // Permanent: not retried for the budget.
-        expect(Date.now() - started).toBeLessThan(BUDGET_SECONDS * 1000);
+        expect(Date.now() - started).toBeLessThan((BUDGET_SECONDS * 1000) / 2);
       } finally {
         sim.setFaults({ tokenValues: null });
       }
