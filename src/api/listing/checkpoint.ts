@@ -10,6 +10,11 @@ export interface ListingCheckpoint {
   readonly tail: readonly string[];
 }
 
+/** The largest `per_page` a reading asks for: a resumed one keeps the size its run had come down to. */
+export function readingPerPage(perPage: number, resume: ListingCheckpoint | undefined): number {
+  return Math.min(perPage, resume?.maxPerPage ?? perPage);
+}
+
 const checkpointSchema = z.object({
   end: z.number().int().min(-1),
   maxPerPage: z.number().int().positive(),

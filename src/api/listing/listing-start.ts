@@ -27,33 +27,37 @@ export function idsListed(response: HttpResponse, shown: string): string[] {
 /**
  * The proof that page 1 starts the listing. The spec shows no base for `page`: a marketplace that
  * numbers its pages from 0 answers page 1 with its second page, and the listing then reads as complete
- * without its first items. So once the listing is read, page 0 is asked for at page 1's size. It may
+ * without its first items. So once the listing is read, page 0 is asked for at the reading's page size. It may
  * list nothing, page 1 again (a server that clamps `page`), or any other page of the listing (Django's
  * `Paginator.get_page` serves the last page for page 0): every item it lists must have been read, or be
  * on page 1 asked right after it (an item listed since the reading passed page 1 is the next run's).
  * Asked after the reading, not beside it, it neither delays nor moves what the reading proves.
  */
 export class ListingStart {
-  /** The size page 1 was first asked at, once it has been. */
-  private firstPerPage: number | undefined;
+  /** Whether the reading asked for page 1: a resumed reading that never does has proved its start before. */
+  private askedFirst = false;
 
-  constructor(private readonly pageIds: FetchPageIds) {}
+  /** `perPage`: the size the reading asks its pages at, which page 0 and page 1 are then asked at. */
+  constructor(
+    private readonly pageIds: FetchPageIds,
+    private readonly perPage: number,
+  ) {}
 
-  /** `fetch`, noting the size of the first request for page 1. */
+  /** `fetch`, noting whether it asks for page 1. */
   watch(fetch: FetchWindow): FetchWindow {
     return (window, request) => {
-      if (window.start === 0 && this.firstPerPage === undefined) this.firstPerPage = window.perPage;
+      if (window.start === 0) this.askedFirst = true;
       return fetch(window, request);
     };
   }
 
   /** Once the listing is read (`seen`: every id it yielded): fails unless it held page 0's items. */
   async settle(seen: ReadonlySet<string>): Promise<void> {
-    if (this.firstPerPage === undefined) return;
-    const zero = await this.pageIds(PAGE_BEFORE_FIRST, this.firstPerPage);
+    if (!this.askedFirst) return;
+    const zero = await this.pageIds(PAGE_BEFORE_FIRST, this.perPage);
     const unread = zero.ids.filter((id) => !seen.has(id));
     if (unread.length === 0) return;
-    const first = new Set((await this.pageIds(1, this.firstPerPage)).ids);
+    const first = new Set((await this.pageIds(1, this.perPage)).ids);
     if (unread.some((id) => !first.has(id))) throw numberedFromZero(zero.shown);
   }
 }

@@ -1,6 +1,6 @@
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import { ProvedChain } from './chain.js';
-import type { ListingCheckpoint } from './checkpoint.js';
+import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
 import { drive, type Planner, type Settled, type Step } from './driver.js';
 import type { RawPage } from './page-body.js';
@@ -94,7 +94,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   constructor(private readonly options: ListingReadOptions) {
     const { resume } = options;
-    this.maxPerPage = Math.min(options.perPage, resume?.maxPerPage ?? options.perPage);
+    this.maxPerPage = readingPerPage(options.perPage, resume);
     this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);
     this.end = resume && this.chain.size > 0 ? resume.end : -1;
     this.plannedEnd = this.end;

@@ -1,3 +1,4 @@
+import { readingPerPage } from './checkpoint.js';
 import { ListingStart } from './listing-start.js';
 import type { ItemPage } from './page-by-page.js';
 import {
@@ -30,7 +31,8 @@ export async function* readListing(
   let pages = 0;
   const seen = new Set<string>();
   const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
-  const start = options.pageIds && new ListingStart(options.pageIds);
+  const start =
+    options.pageIds && new ListingStart(options.pageIds, readingPerPage(options.perPage, options.resume));
   const watched = start ? start.watch(fetch) : fetch;
   for (const paginator of PAGINATORS) {
     try {
