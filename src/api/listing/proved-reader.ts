@@ -120,10 +120,17 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       return { pages: [], done: false, dropInFlight: true };
     }
     const pages: ItemPage[] = [];
-    const done = this.takeAnswer(window, receivedOf(settled.value), pages);
+    const { votes, plannedEnd, replans } = this;
+    const answer = receivedOf(settled.value);
+    const done = this.takeAnswer(window, answer, pages);
     if (pages.length === 0) this.rereads += 1;
     if (done && this.rereads > 0) pages.push(this.page([]));
-    return { pages, done };
+    // This answer showed an end, or (a whole page) missed what was proved and started the plan again
+    // from it, while windows were planned past that: a loaded server answers them first, each one more
+    // move of a busy listing, until what was proved has drifted out of reach of any window (issue 30).
+    const endShown = this.votes !== votes && this.votes.count > 0;
+    const missed = pages.length === 0 && this.replans !== replans && answer.length === window.perPage;
+    return { pages, done, dropInFlight: !done && (endShown || missed) && plannedEnd > this.end };
   }
 
   /** Windows ahead of what was read: from the planned end, or from further back after a miss. */

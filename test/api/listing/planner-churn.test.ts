@@ -9,7 +9,8 @@ import type { ListingWindow } from '../../../src/api/listing/window.js';
 /**
  * The window planner under churn, with plain data: a listing in memory changes after every answer
  * (deletions and insertions behind and ahead of the window just answered), and the server answers the
- * windows in flight in any order, as a real one behind several connections does. Whatever the order and
+ * windows in flight in any order, as a real one behind several connections does, or strictly in order, one
+ * at a time while the reader waits, as a loaded one does (issue 30). Whatever the order and
  * the churn (up to a quarter of a page per answer), the reading completes and yields every survivor (an
  * item listed from the first answer to the last), and nothing that was never listed.
  */
@@ -26,6 +27,10 @@ interface Case {
   readonly maxInFlight: number;
   readonly churn: Churn;
   readonly seed: number;
+  /** `in order`: the server answers only the oldest window in flight, when the reader waits for it (a
+   * loaded server): every window then lands after all those planned before it, each one more move.
+   * `late`: each window in flight is answered with chance 1/10 before the oldest is taken. */
+  readonly order?: 'any' | 'in order' | 'late';
 }
 
 class ChurningListing {
@@ -94,7 +99,7 @@ function randomOf(seed: number): () => number {
 /**
  * Reads `listing` with the planner as the driver does (answers taken in the order planned, as many in
  * flight as `AdaptiveWindow` allows), the server answering a random choice of the windows in flight, in
- * a random order, before the oldest is taken.
+ * a random order, before the oldest is taken (or, `in order`, only the oldest).
  */
 function readAll(listing: ChurningListing, c: Case, random: () => number): { yielded: Set<string> } {
   const planner = new ProvedWindows({ perPage: c.perPage, maxInFlight: c.maxInFlight, maxRequests: 20_000 });
@@ -105,7 +110,8 @@ function readAll(listing: ChurningListing, c: Case, random: () => number): { yie
     for (const window of planner.plan(Math.max(0, inFlight.size - queue.length), queue.length))
       queue.push({ window });
     const waiting = queue.filter((entry) => !entry.answer);
-    const served = waiting.filter(() => random() < 0.5);
+    const chance = c.order === 'in order' ? 0 : c.order === 'late' ? 0.1 : 0.5;
+    const served = waiting.filter(() => random() < chance);
     for (let i = served.length - 1; i > 0; i -= 1) {
       const j = Math.floor(random() * (i + 1));
       [served[i], served[j]] = [served[j] as (typeof served)[number], served[i] as (typeof served)[number]];
@@ -206,13 +212,43 @@ describe('the window planner under churn, answers served in any order (property)
     expect(listing.ids.filter((id) => !yielded.has(id))).toEqual([]);
   });
 
-  it("completes a busy shop's reading with every survivor: per_page 40, 1-6 deletions and 0-4 insertions per answer, read-ahead 1, 8, 64", () => {
+  it('completes a first sync at read-ahead 64 whose windows past the end a loaded server answers one at a time, before those that confirm the end', () => {
+    // The busy-shop CLI case that failed under load: every window read ahead past the end was answered,
+    // each one more change, before the windows that confirm the end; by then the proved items had moved
+    // further back than any window looks, and the reading was handed to page-by-page passes.
+    const c: Case = {
+      items: 1_500,
+      perPage: 40,
+      maxInFlight: 64,
+      seed: 6,
+      churn: { deleteBehind: 4, deleteAhead: 2, insertBehind: 0, insertAhead: 4 },
+      order: 'in order',
+    };
+    expect(readChurned(c)).toBe(true);
+  });
+
+  it('completes a first sync at read-ahead 64 where a miss replans while a loaded server still answers the windows of the old plan first', () => {
+    // The busy-shop CLI case's other route: a whole window missed what was proved and the plan started
+    // again from it, but ~45 windows of the old plan, most past the end, landed first, each one more move.
+    const c: Case = {
+      items: 1_500,
+      perPage: 40,
+      maxInFlight: 64,
+      seed: 82,
+      churn: { deleteBehind: 4, deleteAhead: 2, insertBehind: 0, insertAhead: 4 },
+      order: 'late',
+    };
+    expect(readChurned(c)).toBe(true);
+  });
+
+  it("completes a busy shop's reading with every survivor: per_page 40, 1-6 deletions and 0-4 insertions per answer, read-ahead 1, 8, 64, answers in any order or one at a time", () => {
     const drawn = fc.record({
       items: fc.integer({ min: 100, max: 1_500 }),
       perPage: fc.constant(40),
       maxInFlight: fc.constantFrom(1, 8, 64),
       seed: fc.nat({ max: 2 ** 30 }),
       churn: churnOf(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 4 })),
+      order: fc.constantFrom('any' as const, 'in order' as const),
     });
     fc.assert(
       fc.property(drawn, (c) => {
