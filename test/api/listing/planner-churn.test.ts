@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveWindow, type Settled } from '../../../src/api/listing/driver.js';
 import type { RawPage } from '../../../src/api/listing/page-body.js';
 import { WindowsMisaligned } from '../../../src/api/listing/paginator.js';
-import { ListingMovedError } from '../../../src/errors.js';
 import { ProvedWindows } from '../../../src/api/listing/proved-reader.js';
 import type { ListingWindow } from '../../../src/api/listing/window.js';
+import { ListingMovedError } from '../../../src/errors.js';
 
 /**
  * The window planner under churn, with plain data: a listing in memory changes after every answer
