@@ -20,9 +20,6 @@ export interface ListingReadOptions {
   readonly maxInFlight: number;
   /** Listing requests before giving up on ever seeing the end. */
   readonly maxRequests: number;
-  /** How long the listing may outrun the reading (no progress towards its end) before the run fails
-   * with `LISTING_MOVED`: the retry budget (`SYNC_RETRY_BUDGET_SECONDS`). */
-  readonly budgetMs: number;
   /** Where an interrupted run's reading stopped. */
   readonly resume?: ListingCheckpoint;
   /** What a page lists: when given, page 1 is proved to start the listing (`ListingStart`). */

@@ -1,5 +1,4 @@
 import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
-import { Backlog } from './backlog.js';
 import { ProvedChain } from './chain.js';
 import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
@@ -92,14 +91,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private readonly yielded: RecentIds;
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
-  /** Whether the reading gains on the listing's end: the clock a listing that outruns it fails on. */
-  private readonly backlog: Backlog;
 
-  constructor(
-    private readonly options: ListingReadOptions,
-    now: () => number = Date.now,
-  ) {
-    this.backlog = new Backlog(options.budgetMs, options.maxInFlight, now);
+  constructor(private readonly options: ListingReadOptions) {
     const { resume } = options;
     this.maxPerPage = readingPerPage(options.perPage, resume);
     this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);
@@ -109,13 +102,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   plan(room: number, inFlight: number): ListingWindow[] {
-    const probe = this.backlog.probe(this.end, this.maxPerPage);
-    const probes = probe ? [probe] : [];
-    const busy = inFlight + probes.length;
-    const windows = [
-      ...probes,
-      ...(this.votes.count > 0 ? this.planEnd(busy) : this.planAhead(room - probes.length, busy)),
-    ];
+    const windows = this.votes.count > 0 ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {
       throw new ProtocolError(
@@ -127,7 +114,6 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
     this.answers += 1;
-    if (this.backlog.isProbe(window)) return this.takeProbe(settled);
     if (!settled.ok) {
       if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
       this.tooLarge(window, settled.error);
@@ -145,15 +131,6 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const endShown = this.votes !== votes && this.votes.count > 0;
     const missed = pages.length === 0 && this.replans !== replans && answer.length === window.perPage;
     return { pages, done, dropInFlight: !done && (endShown || missed) && plannedEnd > this.end };
-  }
-
-  /** A probe's answer proves nothing: it says where the listing ends (see `Backlog`). */
-  private takeProbe(settled: Settled<RawPage>): Step<ItemPage> {
-    if (!settled.ok) {
-      if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
-      this.backlog.abandon();
-    } else this.backlog.take(settled.value.elements.length, this.end);
-    return { pages: [], done: false };
   }
 
   /** Windows ahead of what was read: from the planned end, or from further back after a miss. */
@@ -312,7 +289,6 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (window.perPage <= 2)
       throw new WindowsMisaligned(`an item alone may exceed the cap: ${error.message}`);
     this.maxPerPage = Math.min(this.maxPerPage, Math.floor(window.perPage / 2));
-    this.backlog.abandon();
     this.resetVotes();
     this.replan();
   }
