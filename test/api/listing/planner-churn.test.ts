@@ -212,31 +212,26 @@ describe('the window planner under churn, answers served in any order (property)
     expect(listing.ids.filter((id) => !yielded.has(id))).toEqual([]);
   });
 
-  it('completes a first sync at read-ahead 64 whose windows past the end a loaded server answers one at a time, before those that confirm the end', () => {
-    // The busy-shop CLI case that failed under load: every window read ahead past the end was answered,
-    // each one more change, before the windows that confirm the end; by then the proved items had moved
-    // further back than any window looks, and the reading was handed to page-by-page passes.
-    const c: Case = {
-      items: 1_500,
-      perPage: 40,
-      maxInFlight: 64,
+  // The busy-shop CLI case that failed under load, by its two routes: every window read ahead past the
+  // end was answered, each one more change, before the windows that confirm the end; or a whole window
+  // missed what was proved and the plan started again from it while ~45 windows of the old plan, most
+  // past the end, landed first. Either way the proved items had moved further back than any window
+  // looks, and the reading was handed to page-by-page passes.
+  it.each([
+    {
+      route: 'windows past the end answered one at a time before those that confirm it',
       seed: 6,
-      churn: { deleteBehind: 4, deleteAhead: 2, insertBehind: 0, insertAhead: 4 },
       order: 'in order',
-    };
-    expect(readChurned(c)).toBe(true);
-  });
-
-  it('completes a first sync at read-ahead 64 where a miss replans while a loaded server still answers the windows of the old plan first', () => {
-    // The busy-shop CLI case's other route: a whole window missed what was proved and the plan started
-    // again from it, but ~45 windows of the old plan, most past the end, landed first, each one more move.
+    },
+    { route: 'a miss that replans while the old plan is still answered first', seed: 82, order: 'late' },
+  ] as const)('completes a first sync at read-ahead 64 on a loaded server: $route', ({ seed, order }) => {
     const c: Case = {
       items: 1_500,
       perPage: 40,
       maxInFlight: 64,
-      seed: 82,
+      seed,
       churn: { deleteBehind: 4, deleteAhead: 2, insertBehind: 0, insertAhead: 4 },
-      order: 'late',
+      order,
     };
     expect(readChurned(c)).toBe(true);
   });
