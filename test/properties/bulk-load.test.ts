@@ -89,19 +89,17 @@ function perBatch(store: Store, groups: readonly Page[][]): number {
   return run;
 }
 
+/** A batch that never commits by size or time within these histories: the test decides where it ends. */
+function stagingBatch(store: Store, run: number, bodies: ReadBodies): StagingBatch {
+  return new StagingBatch(store, run, () => undefined, { pages: 1000, ms: 3_600_000 }, undefined, bodies);
+}
+
 /** As a sync stages: a `StagingBatch`, finished once the listing is read; dying means reopening. */
 async function bulk(file: string, groups: readonly Page[][], diesAfter: number): Promise<number> {
   let store = openStore(file);
   const { run } = begin(store);
   let bodies = new ReadBodies(store);
-  let batch = new StagingBatch(
-    store,
-    run,
-    () => undefined,
-    { pages: 1000, ms: 3_600_000 },
-    undefined,
-    bodies,
-  );
+  let batch = stagingBatch(store, run, bodies);
   let n = 0;
   for (const [k, group] of groups.entries()) {
     for (const elements of group) {
@@ -115,14 +113,7 @@ async function bulk(file: string, groups: readonly Page[][], diesAfter: number):
       store = openStore(file);
       expect(begin(store)).toMatchObject({ run, resumed: true });
       bodies = new ReadBodies(store);
-      batch = new StagingBatch(
-        store,
-        run,
-        () => undefined,
-        { pages: 1000, ms: 3_600_000 },
-        undefined,
-        bodies,
-      );
+      batch = stagingBatch(store, run, bodies);
     }
   }
   await batch.finish();
@@ -235,14 +226,7 @@ async function bulkAhead(
       )
       .run(JSON.stringify(pages[0]), run - 1, run - 1);
   const bodies = new ReadBodies(store);
-  const batch = new StagingBatch(
-    store,
-    run,
-    () => undefined,
-    { pages: 1000, ms: 3_600_000 },
-    undefined,
-    bodies,
-  );
+  const batch = stagingBatch(store, run, bodies);
   const ends = new Set<number>();
   let end = 0;
   for (const size of cuts) {
