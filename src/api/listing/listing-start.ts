@@ -1,8 +1,7 @@
-import { ProtocolError } from '../../errors.js';
 import type { HttpResponse } from '../http/response.js';
 import { readableId } from '../item/item-schema.js';
 import { parseJsonBody } from './page-body.js';
-import type { FetchPageIds, FetchWindow } from './paginator.js';
+import { type FetchPageIds, type FetchWindow, listingFailure } from './paginator.js';
 
 /** The page asked for to prove that page 1 starts the listing. */
 const PAGE_BEFORE_FIRST = 0;
@@ -58,12 +57,6 @@ export class ListingStart {
     const unread = zero.ids.filter((id) => !seen.has(id));
     if (unread.length === 0) return;
     const first = new Set((await this.pageIds(1, this.perPage)).ids);
-    if (unread.some((id) => !first.has(id))) throw numberedFromZero(zero.shown);
+    if (unread.some((id) => !first.has(id))) throw listingFailure.numberedFromZero(zero.shown);
   }
-}
-
-function numberedFromZero(shown: string): ProtocolError {
-  return new ProtocolError(
-    `The marketplace answered page 0 (${shown}) with items that the listing read from page 1 never showed: it seems to number its pages from 0, so the listing cannot be read completely.`,
-  );
 }

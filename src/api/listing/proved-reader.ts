@@ -1,13 +1,18 @@
-import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
+import type { ResponseTooLargeError } from '../../errors.js';
 import { ProvedChain } from './chain.js';
 import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
 import { drive, type Planner, type Settled, type Step } from './driver.js';
 import type { RawPage } from './page-body.js';
-import type { ItemPage } from './page-by-page.js';
 import { PageItems } from './page-items.js';
 import { type Received, receivedOf } from './page-readings.js';
-import { type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
+import {
+  type ItemPage,
+  type ListingReadOptions,
+  listingFailure,
+  type Paginator,
+  WindowsMisaligned,
+} from './paginator.js';
 import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
 
@@ -105,9 +110,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const windows = this.votes.count > 0 ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {
-      throw new ProtocolError(
-        `The listing had not ended after ${this.options.maxRequests} requests; stopped rather than read forever.`,
-      );
+      throw listingFailure.endless(this.options.maxRequests);
     }
     return windows;
   }
@@ -115,7 +118,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
     this.answers += 1;
     if (!settled.ok) {
-      if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
+      if (!listingFailure.tooLarge(settled.error)) throw settled.error;
       this.tooLarge(window, settled.error);
       return { pages: [], done: false, dropInFlight: true };
     }
@@ -464,9 +467,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       ids.every((id, i) => id !== null && id === first[i]);
     this.pageOneRepeats = repeats ? this.pageOneRepeats + 1 : 0;
     if (this.pageOneRepeats >= PAGE_ONE_REPEATS) {
-      throw new ProtocolError(
-        `The marketplace served page ${window.page} with the items of page 1; it seems to ignore the page parameter, so the listing cannot be read completely.`,
-      );
+      throw listingFailure.pageIgnored(window.page, 'the items of page 1');
     }
   }
 

@@ -1,8 +1,8 @@
 import { readingPerPage } from './checkpoint.js';
 import { ListingStart } from './listing-start.js';
-import type { ItemPage } from './page-by-page.js';
 import {
   type FetchWindow,
+  type ItemPage,
   keptItems,
   type ListingReadOptions,
   type Paginator,
