@@ -1,9 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import { UsageError } from '../../errors.js';
 import { AdaptiveWindow, Slots } from './driver.js';
+import { pageParts, type Received, receivedOf } from './page.js';
 import type { RawPage } from './page-body.js';
-import { PageItems } from './page-items.js';
-import { PageReadings, type Received, receivedOf } from './page-readings.js';
+import { PageReadings } from './page-readings.js';
 import { type FetchPage, type ItemPage, listingFailure, type PageRequest } from './paginator.js';
 import { ReadAhead } from './read-ahead.js';
 
@@ -199,22 +199,10 @@ class ListingGuard {
   }
 
   finish(held: PageReadings): ItemPage {
-    const taken = new PageItems();
     const ids = new Set<string>();
-    let duplicates = 0;
-    const elements = held.elements();
-    for (const received of elements) {
-      const { id } = received;
-      if (id !== null && this.recent.some((set) => set.has(id))) {
-        duplicates += 1;
-        continue;
-      }
-      if (id !== null) ids.add(id);
-      taken.add(received, held.page);
-    }
+    const fresh = (id: string) => !this.recent.some((set) => set.has(id)) && ids.add(id) !== undefined;
+    const parts = pageParts(held.page, held.elements(), fresh);
     this.recent = [this.recent.at(-1) ?? new Set(), ids];
-    const { items, invalid, unchanged, sent } = taken;
-    const { page, rereads } = held;
-    return { page, items, invalid, received: elements.length, duplicates, rereads, unchanged, sent };
+    return { page: held.page, ...parts, rereads: held.rereads };
   }
 }

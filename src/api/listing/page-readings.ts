@@ -1,16 +1,4 @@
-import { type ParsedElement, readableId } from '../item/item-schema.js';
-import type { RawPage } from './page-body.js';
-
-/** One element of a page as received, with its id. */
-export interface Received {
-  readonly id: string | null;
-  readonly element: ParsedElement;
-}
-
-/** The elements of a page with their ids (null when an element has none worth reporting). */
-export function receivedOf(raw: RawPage): Received[] {
-  return raw.elements.map((element) => ({ id: readableId(element.json), element }));
-}
+import type { Received } from './page.js';
 
 /**
  * Every reading of one page: each id once (in the order first seen, with its latest values), and the

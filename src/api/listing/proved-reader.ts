@@ -3,9 +3,8 @@ import { ProvedChain } from './chain.js';
 import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
 import { drive, type Planner, type Settled, type Step } from './driver.js';
+import { pageParts, type Received, receivedOf } from './page.js';
 import type { RawPage } from './page-body.js';
-import { PageItems } from './page-items.js';
-import { type Received, receivedOf } from './page-readings.js';
 import {
   type ItemPage,
   type ListingReadOptions,
@@ -473,17 +472,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   /** The items not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
-    const taken = new PageItems();
-    let duplicates = 0;
     this.pages += 1;
-    for (const received of after) {
-      if (received.id !== null && this.yielded.has(received.id)) {
-        duplicates += 1;
-        continue;
-      }
-      if (received.id !== null) this.yielded.add(received.id);
-      taken.add(received, this.pages);
-    }
+    const parts = pageParts(this.pages, after, (id) => !this.yielded.has(id) && this.yielded.add(id));
     const checkpoint: ListingCheckpoint = {
       end: this.end,
       maxPerPage: this.maxPerPage,
@@ -491,18 +481,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     };
     const rereads = this.rereads;
     this.rereads = 0;
-    const { items, invalid, unchanged, sent } = taken;
-    return {
-      page: this.pages,
-      items,
-      invalid,
-      received: after.length,
-      duplicates,
-      rereads,
-      checkpoint: JSON.stringify(checkpoint),
-      unchanged,
-      sent,
-    };
+    return { page: this.pages, ...parts, rereads, checkpoint: JSON.stringify(checkpoint) };
   }
 }
 

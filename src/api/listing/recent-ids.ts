@@ -8,12 +8,14 @@ export class RecentIds {
     return this.ids.has(id);
   }
 
-  add(id: string): void {
+  /** Notes `id` as the latest; true (for use in conditions). */
+  add(id: string): true {
     this.ids.delete(id);
     this.ids.add(id);
     if (this.ids.size > this.capacity) {
       const oldest = this.ids.values().next().value as string;
       this.ids.delete(oldest);
     }
+    return true;
   }
 }
