@@ -12,8 +12,8 @@ import {
   type Paginator,
   WindowsMisaligned,
 } from './paginator.js';
-import { RecentIds } from './recent-ids.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
+import { RecentIds } from './yielded-ids.js';
 
 /** Readings without a new proved item, beyond those already in flight when the first of them was
  * taken, before the reading starts over from page 1 (once). */
