@@ -50,3 +50,28 @@ export function pageParts(
   }
   return { items, sent, unchanged, invalid, received: elements.length, duplicates };
 }
+
+/** The page's items (with their texts' hashes), unchanged items and invalid ones that `isNew` keeps. */
+export function keptItems(
+  page: ItemPage,
+  isNew: (id: string | null) => boolean,
+): Pick<ItemPage, 'items' | 'sent' | 'unchanged' | 'invalid'> {
+  const kept: number[] = [];
+  for (let index = 0; index < page.items.length; index += 1)
+    if (isNew((page.items[index] as Item).id)) kept.push(index);
+  const all = kept.length === page.items.length;
+  return {
+    items: all ? page.items : kept.map((index) => page.items[index] as Item),
+    sent: all ? page.sent : kept.map((index) => page.sent?.[index]),
+    unchanged: page.unchanged?.filter((item) => isNew(item.id)),
+    invalid: page.invalid.filter((bad) => isNew(bad.id)),
+  };
+}
+
+/** Every id a page yields as read: its items, its unchanged items and its invalid items with an id. */
+export function pageIds(page: ItemPage): string[] {
+  const ids = page.items.map((item) => item.id);
+  for (const item of page.unchanged ?? []) ids.push(item.id);
+  for (const bad of page.invalid) if (bad.id !== null) ids.push(bad.id);
+  return ids;
+}

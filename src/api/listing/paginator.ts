@@ -105,26 +105,3 @@ export const listingFailure = {
   /** Whether an answer's failure is one the windows work around (by asking smaller pages). */
   tooLarge: (error: unknown): error is ResponseTooLargeError => error instanceof ResponseTooLargeError,
 };
-
-/** The page's items (with their texts' hashes), unchanged items and invalid ones that `isNew` keeps. */
-export function keptItems(
-  page: ItemPage,
-  isNew: (id: string | null) => boolean,
-): Pick<ItemPage, 'items' | 'sent' | 'unchanged' | 'invalid'> {
-  const kept = page.items.flatMap((item, index) => (isNew(item.id) ? [index] : []));
-  const all = kept.length === page.items.length;
-  return {
-    items: all ? page.items : kept.map((index) => page.items[index] as Item),
-    sent: all ? page.sent : kept.map((index) => page.sent?.[index]),
-    unchanged: page.unchanged?.filter((item) => isNew(item.id)),
-    invalid: page.invalid.filter((bad) => isNew(bad.id)),
-  };
-}
-
-/** Every id a page yields as read: its items, its unchanged items and its invalid items with an id. */
-export function pageIds(page: ItemPage): string[] {
-  const ids = page.items.map((item) => item.id);
-  for (const item of page.unchanged ?? []) ids.push(item.id);
-  for (const bad of page.invalid) if (bad.id !== null) ids.push(bad.id);
-  return ids;
-}

@@ -1,14 +1,13 @@
 import type { ParsedElement } from '../item/item-schema.js';
+import { keptItems, pageIds } from './page.js';
 import type { RawPage } from './page-body.js';
 import { readPages } from './page-by-page.js';
 import {
   type FetchPage,
   type FetchWindow,
-  keptItems,
   listingFailure,
   type PageRequest,
   type Paginator,
-  pageIds,
 } from './paginator.js';
 import type { ListingWindow } from './window.js';
 

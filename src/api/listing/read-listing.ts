@@ -1,9 +1,9 @@
 import { readingPerPage } from './checkpoint.js';
 import { ListingStart } from './listing-start.js';
+import { keptItems } from './page.js';
 import {
   type FetchWindow,
   type ItemPage,
-  keptItems,
   type ListingReadOptions,
   type Paginator,
   WindowsMisaligned,
