@@ -1,11 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import { UsageError } from '../../errors.js';
-import { AdaptiveWindow, Slots } from './driver.js';
-import { pageParts, type Received, receivedOf } from './page.js';
+import { AdaptiveWindow, ReadAhead, Slots } from './driver.js';
+import { PageReadings, pageParts, type Received, receivedOf } from './page.js';
 import type { RawPage } from './page-body.js';
-import { PageReadings } from './page-readings.js';
 import { type FetchPage, type ItemPage, listingFailure, type PageRequest } from './paginator.js';
-import { ReadAhead } from './read-ahead.js';
 
 export interface PageReadOptions {
   /** The most listing requests in flight at once (read-ahead and re-reads); 1 reads one page at a time. */
