@@ -6,11 +6,11 @@ import type { RawPage } from './page-body.js';
 import type { ListingWindow } from './window.js';
 
 /**
- * One page of the listing: every id of every reading of it, once. An element whose id one of the two
- * pages before already yielded (the listing moved while being read) is left out of `items` and
- * `invalid` and counted in `duplicates`; ids further back are not remembered (memory stays bounded),
- * so a consumer that must count each id once keys on it. `received = items.length + invalid.length +
- * duplicates`; `rereads` is how many extra readings of the page were made to confirm it.
+ * One page of the listing: every id of every reading of it, once. An element whose id the paginator
+ * yielded lately (the listing moved while being read: the two pages before, or a planner's recent ids) is
+ * left out of `items` and `invalid` and counted in `duplicates`, so `received = items.length +
+ * invalid.length + duplicates`; `readListing` then leaves out, uncounted, any id the reading yielded
+ * before (`YieldedIds`). `rereads` is how many extra readings of the page were made to confirm it.
  */
 export interface ItemPage {
   readonly page: number;
