@@ -214,7 +214,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const endBefore = this.end;
     const expected = endBefore - window.start;
     const after = answer.slice(anchor + 1);
-    const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
+    const afterIds = idsOf(after);
     if (anchorId !== undefined) this.chain.continueFrom(anchorId, afterIds);
     else {
       // Backing up all the way to page 1 again and again: windows cannot find the proved items here.
@@ -445,3 +445,11 @@ function chainCapacity(perPage: number): number {
 
 /** Proved ids a checkpoint keeps: a resumed reading finds one of them unless more than this many went. */
 const CHECKPOINT_TAIL = 64;
+
+/** The ids of `received`, in order, leaving out elements without one (no array per element, as
+ * `flatMap` makes: this runs on every item of every answer). */
+function idsOf(received: readonly Received[]): string[] {
+  const ids: string[] = [];
+  for (const { id } of received) if (id !== null) ids.push(id);
+  return ids;
+}
