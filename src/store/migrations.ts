@@ -369,6 +369,20 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE listing_bodies ADD COLUMN page TEXT;
   CREATE INDEX listing_bodies_page ON listing_bodies (page);
   `,
+  // The run that last received each listing body moves to a table of its own (`store/read-bodies.ts`):
+  // an unchanged resync receives every body again, and setting the run in a row of ~5.6 KB wrote that
+  // row's pages whole, a third of what such a resync wrote to its WAL. A body and its run are written in
+  // one transaction; a run without its body (a process stopped while they were deleted) is dropped with
+  // the next complete run's leftovers. A WITHOUT ROWID table: its rows are small and found by digest.
+  `
+  CREATE TABLE listing_body_runs (
+    digest TEXT PRIMARY KEY,
+    run INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO listing_body_runs (digest, run) SELECT digest, run FROM listing_bodies;
+  DROP INDEX listing_bodies_run;
+  ALTER TABLE listing_bodies DROP COLUMN run;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
