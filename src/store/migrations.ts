@@ -371,17 +371,31 @@ const MIGRATIONS: readonly string[] = [
   `,
   // The run that last received each listing body moves to a table of its own (`store/read-bodies.ts`):
   // an unchanged resync receives every body again, and setting the run in a row of ~5.6 KB wrote that
-  // row's pages whole, a third of what such a resync wrote to its WAL. A body and its run are written in
-  // one transaction; a run without its body (a process stopped while they were deleted) is dropped with
-  // the next complete run's leftovers. A WITHOUT ROWID table: its rows are small and found by digest.
+  // row's page whole, a third of what such a resync wrote to its WAL. Its rows are keyed by the body's
+  // number (`body`, its rowid made explicit so that VACUUM keeps it), given in the order bodies are
+  // learnt, about the listing's: a batch's pages then share a page or two of it, where keyed by digest
+  // they touched most of its pages. A body and its run are written in one transaction; a run without its
+  // body (a process stopped while they were deleted) is dropped with the next complete run's leftovers,
+  // or overwritten by the body that takes its number.
   `
+  CREATE TABLE listing_bodies_v14 (
+    body INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,
+    elements TEXT NOT NULL,
+    versions TEXT,
+    versions_run INTEGER,
+    page TEXT
+  );
+  INSERT INTO listing_bodies_v14 (body, digest, elements, versions, versions_run, page)
+    SELECT rowid, digest, elements, versions, versions_run, page FROM listing_bodies;
   CREATE TABLE listing_body_runs (
-    digest TEXT PRIMARY KEY,
+    body INTEGER PRIMARY KEY,
     run INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  INSERT INTO listing_body_runs (digest, run) SELECT digest, run FROM listing_bodies;
-  DROP INDEX listing_bodies_run;
-  ALTER TABLE listing_bodies DROP COLUMN run;
+  );
+  INSERT INTO listing_body_runs (body, run) SELECT rowid, run FROM listing_bodies;
+  DROP TABLE listing_bodies;
+  ALTER TABLE listing_bodies_v14 RENAME TO listing_bodies;
+  CREATE INDEX listing_bodies_page ON listing_bodies (page);
   `,
 ];
 

@@ -80,8 +80,8 @@ export class ReadBodies {
         ? elements !== undefined && recordHanded(s, run, digest, elements, handed)
         : record(s, run, digest, elements);
     for (const [digest, { elements, page }] of this.learnt) {
-      s.received.run({ digest, run });
       if (!learnWithVersions(s, { run, digest, elements, page, handed })) retry.set(digest, elements);
+      s.received.run({ digest, run });
     }
     for (const digest of this.used) s.received.run({ digest, run });
     for (const digest of this.unrecorded) if (!recorded(digest)) retry.set(digest, undefined);
@@ -278,7 +278,7 @@ export function recordBodiesOf(
       `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
         WHERE rowid IN (SELECT rowid FROM listing_bodies
                          WHERE rowid > @after ${which}
-                           AND digest IN (SELECT digest FROM listing_body_runs WHERE run = @run)
+                           AND body IN (SELECT body FROM listing_body_runs WHERE run = @run)
                          ORDER BY rowid LIMIT @limit)
         RETURNING rowid`,
     )
@@ -324,10 +324,10 @@ const statements = perConnection((db) => ({
        ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, page = excluded.page,
          versions = excluded.versions, versions_run = excluded.versions_run`,
   ),
-  /** Notes that run `run` received the body `digest`, learnt or used: in a row of its own, small. */
+  /** Notes that run `run` received the body `digest`, learnt or used: in a small row of its own. */
   received: db.prepare(
-    `INSERT INTO listing_body_runs (digest, run) VALUES (@digest, @run)
-       ON CONFLICT (digest) DO UPDATE SET run = excluded.run`,
+    `INSERT INTO listing_body_runs (body, run) SELECT body, @run FROM listing_bodies WHERE digest = @digest
+       ON CONFLICT (body) DO UPDATE SET run = excluded.run`,
   ),
   record: db
     .prepare(

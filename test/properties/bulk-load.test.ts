@@ -145,7 +145,7 @@ function contents(store: Store) {
     db
       .prepare(
         `SELECT digest, elements, r.run, versions, versions_run
-           FROM listing_bodies JOIN listing_body_runs r USING (digest) ORDER BY digest`,
+           FROM listing_bodies JOIN listing_body_runs r USING (body) ORDER BY digest`,
       )
       .all() as {
       digest: string;
@@ -229,7 +229,11 @@ async function bulkAhead(
          VALUES (?, '[[],[]]', 'page 1', '[[999],[1]]', ?)`,
       )
       .run(digest, run - 1);
-    store.db.prepare('INSERT INTO listing_body_runs (digest, run) VALUES (?, ?)').run(digest, run - 1);
+    store.db
+      .prepare(
+        'INSERT INTO listing_body_runs (body, run) SELECT body, ? FROM listing_bodies WHERE digest = ?',
+      )
+      .run(run - 1, digest);
   }
   const bodies = new ReadBodies(store);
   const batch = stagingBatch(store, run, bodies);

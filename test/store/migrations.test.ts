@@ -159,7 +159,12 @@ describe.each([9, 10, 11, 12])('a store written by schema version %i', (version)
 describe('a store written by schema version 13', () => {
   it('keeps the run that received each listing body beside it, and drops the body once a run did not', async () => {
     const store = openStore(storeOfVersion(13));
-    const received = () => store.db.prepare('SELECT digest, run FROM listing_body_runs').raw().all();
+    const received = () =>
+      store.db
+        .prepare('SELECT digest, run FROM listing_body_runs JOIN listing_bodies USING (body)')
+        .raw()
+        .all();
+    const runRows = () => store.db.prepare('SELECT count(*) FROM listing_body_runs').pluck().get();
     expect(received()).toEqual([['page-1', 2]]);
     const columns = store.db.prepare("SELECT name FROM pragma_table_info('listing_bodies')").pluck().all();
     expect(columns).not.toContain('run');
@@ -173,7 +178,7 @@ describe('a store written by schema version 13', () => {
     commitRun(store, run, () => undefined);
     await discardRunData(store, run, { complete: true });
     expect(store.db.prepare('SELECT count(*) FROM listing_bodies').pluck().get()).toBe(0);
-    expect(received()).toEqual([]);
+    expect(runRows()).toBe(0);
     store.close();
   });
 });

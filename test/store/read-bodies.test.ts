@@ -35,8 +35,12 @@ const digests = () =>
 /** Each body's digest with the run that last received it, as `listing_body_runs` keeps them. */
 const receivedBy = () =>
   Object.fromEntries(
-    store.db.prepare('SELECT digest, run FROM listing_body_runs').raw().all() as [string, number][],
+    store.db
+      .prepare('SELECT digest, run FROM listing_body_runs JOIN listing_bodies USING (body)')
+      .raw()
+      .all() as [string, number][],
   );
+const runRows = () => store.db.prepare('SELECT count(*) FROM listing_body_runs').pluck().get();
 
 describe('the listing bodies a store has read', () => {
   it('are known to the next run by digest, with their elements in order', async () => {
@@ -58,6 +62,7 @@ describe('the listing bodies a store has read', () => {
     const run = await completeRun(second);
     expect(digests()).toEqual(['kept']);
     expect(receivedBy()).toEqual({ kept: run });
+    expect(runRows()).toBe(1);
   });
 
   it('keep the run that received them beside their rows, and drop a run left without its body', async () => {
@@ -66,11 +71,12 @@ describe('the listing bodies a store has read', () => {
     const learnt = await completeRun(first);
     expect(receivedBy()).toEqual({ 'page-1': learnt });
     // As a process stopped between deleting a body and its run leaves it.
-    store.db.prepare("INSERT INTO listing_body_runs (digest, run) VALUES ('orphan', ?)").run(learnt);
+    store.db.prepare('INSERT INTO listing_body_runs (body, run) VALUES (1000, ?)').run(learnt);
     const second = new ReadBodies(store);
     expect(second.elementsOf('page-1')).toEqual(elements('a'));
     const used = await completeRun(second);
     expect(receivedBy()).toEqual({ 'page-1': used });
+    expect(runRows()).toBe(1);
   });
 
   it('stay while the run that would drop them fails', async () => {

@@ -411,7 +411,7 @@ describe('an item sent as the text its version was read from', () => {
 const bodies = (store: Store) =>
   Object.fromEntries(
     store.db
-      .prepare('SELECT digest, run FROM listing_bodies JOIN listing_body_runs USING (digest)')
+      .prepare('SELECT digest, run FROM listing_bodies JOIN listing_body_runs USING (body)')
       .raw()
       .all() as [string, number][],
   );
