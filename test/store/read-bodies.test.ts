@@ -79,6 +79,20 @@ describe('the listing bodies a store has read', () => {
     expect(runRows()).toBe(1);
   });
 
+  it('give a body learnt under the number of one whose run was left behind that run, overwritten', async () => {
+    const first = new ReadBodies(store);
+    first.learn('gone', elements('a'), 'page-1');
+    const learnt = await completeRun(first);
+    // As a process stopped between deleting the body and its run leaves them: its number is free again.
+    store.db.prepare("DELETE FROM listing_bodies WHERE digest = 'gone'").run();
+    const second = new ReadBodies(store);
+    second.learn('new', elements('b'), 'page-1');
+    const run = await completeRun(second);
+    expect(run).toBeGreaterThan(learnt);
+    expect(receivedBy()).toEqual({ new: run });
+    expect(digests()).toEqual(['new']);
+  });
+
   it('stay while the run that would drop them fails', async () => {
     const first = new ReadBodies(store);
     first.learn('page-1', elements('a'), 'page-1');
