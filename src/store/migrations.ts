@@ -369,6 +369,34 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE listing_bodies ADD COLUMN page TEXT;
   CREATE INDEX listing_bodies_page ON listing_bodies (page);
   `,
+  // The run that last received each listing body moves to a table of its own (`store/read-bodies.ts`):
+  // an unchanged resync receives every body again, and setting the run in a row of ~5.6 KB wrote that
+  // row's page whole, a third of what such a resync wrote to its WAL. Its rows are keyed by the body's
+  // number (`body`, its rowid made explicit so that VACUUM keeps it), given in the order bodies are
+  // learnt, about the listing's: a batch's pages then share a page or two of it, where keyed by digest
+  // they touched most of its pages. A body and its run are written in one transaction; a run without its
+  // body (a process stopped while they were deleted) is dropped with the next complete run's leftovers,
+  // or overwritten by the body that takes its number.
+  `
+  CREATE TABLE listing_bodies_v14 (
+    body INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,
+    elements TEXT NOT NULL,
+    versions TEXT,
+    versions_run INTEGER,
+    page TEXT
+  );
+  INSERT INTO listing_bodies_v14 (body, digest, elements, versions, versions_run, page)
+    SELECT rowid, digest, elements, versions, versions_run, page FROM listing_bodies;
+  CREATE TABLE listing_body_runs (
+    body INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL
+  );
+  INSERT INTO listing_body_runs (body, run) SELECT rowid, run FROM listing_bodies;
+  DROP TABLE listing_bodies;
+  ALTER TABLE listing_bodies_v14 RENAME TO listing_bodies;
+  CREATE INDEX listing_bodies_page ON listing_bodies (page);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -6,8 +6,10 @@ import { perConnection } from './per-connection.js';
 /**
  * The listing bodies the store has read in full, by digest and by the page that received them, with
  * their elements (`KnownBodies` in `src/api/listing/known-bodies.ts`): `listing_bodies`, one row a page. What a run learns and uses is
- * written with its staged pages (`write`, in their transaction); once a run completes, the bodies it
- * did not receive are dropped (`discardRunData`), so the table holds about one row per page of the shop.
+ * written with its staged pages (`write`, in their transaction), the run that last received each body in
+ * a small row of its own (`listing_body_runs`: an unchanged resync then rewrites none of the bodies' rows);
+ * once a run completes, the bodies it did not receive are dropped (`discardRunData`), so the table holds
+ * about one row per page of the shop.
  *
  * A row also keeps its elements' versions as run `versions_run` wrote or matched them. They are handed
  * out (`KnownBody.versions`) only while they are provably still current: that run is complete, so its
@@ -77,9 +79,11 @@ export class ReadBodies {
       handed
         ? elements !== undefined && recordHanded(s, run, digest, elements, handed)
         : record(s, run, digest, elements);
-    for (const [digest, { elements, page }] of this.learnt)
+    for (const [digest, { elements, page }] of this.learnt) {
       if (!learnWithVersions(s, { run, digest, elements, page, handed })) retry.set(digest, elements);
-    for (const digest of this.used) s.use.run(run, digest);
+      s.received.run({ digest, run });
+    }
+    for (const digest of this.used) s.received.run({ digest, run });
     for (const digest of this.unrecorded) if (!recorded(digest)) retry.set(digest, undefined);
     for (const [digest, elements] of this.retry) if (!retry.has(digest)) recorded(digest, elements);
     this.learnt = new Map();
@@ -103,10 +107,10 @@ function learnWithVersions(s: Statements, { run, digest, elements, page, handed 
     : elements.read && versionsRead(s, elements, elements.read);
   // Versions to write now: every one handed over, or those a body just read looked up (null if not all).
   if (handed ? known !== undefined : elements.read !== undefined) {
-    s.learnRecorded.run(digest, text, run, page, known ? JSON.stringify(known) : null, run);
+    s.learnRecorded.run(digest, text, page, known ? JSON.stringify(known) : null, run);
     return known !== undefined;
   }
-  s.learn.run(digest, text, run, page);
+  s.learn.run(digest, text, page);
   return handed ? false : record(s, run, digest, elements);
 }
 
@@ -273,7 +277,9 @@ export function recordBodiesOf(
     .prepare(
       `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
         WHERE rowid IN (SELECT rowid FROM listing_bodies
-                         WHERE run = @run AND rowid > @after ${which} ORDER BY rowid LIMIT @limit)
+                         WHERE rowid > @after ${which}
+                           AND body IN (SELECT body FROM listing_body_runs WHERE run = @run)
+                         ORDER BY rowid LIMIT @limit)
         RETURNING rowid`,
     )
     .pluck()
@@ -309,16 +315,20 @@ const statements = perConnection((db) => ({
       WHERE page = ? AND versions IS NOT NULL ORDER BY versions_run DESC, rowid DESC`,
   ),
   learn: db.prepare(
-    `INSERT INTO listing_bodies (digest, elements, run, page) VALUES (?, ?, ?, ?)
-       ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, run = excluded.run, page = excluded.page`,
+    `INSERT INTO listing_bodies (digest, elements, page) VALUES (?, ?, ?)
+       ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, page = excluded.page`,
   ),
   /** `learn` and `recordRead` in one statement. */
   learnRecorded: db.prepare(
-    `INSERT INTO listing_bodies (digest, elements, run, page, versions, versions_run) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, run = excluded.run, page = excluded.page,
+    `INSERT INTO listing_bodies (digest, elements, page, versions, versions_run) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, page = excluded.page,
          versions = excluded.versions, versions_run = excluded.versions_run`,
   ),
-  use: db.prepare('UPDATE listing_bodies SET run = ? WHERE digest = ?'),
+  /** Notes that run `run` received the body `digest`, learnt or used: in a small row of its own. */
+  received: db.prepare(
+    `INSERT INTO listing_body_runs (body, run) SELECT body, @run FROM listing_bodies WHERE digest = @digest
+       ON CONFLICT (body) DO UPDATE SET run = excluded.run`,
+  ),
   record: db
     .prepare(
       `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}

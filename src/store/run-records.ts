@@ -295,9 +295,16 @@ export async function discardRunData(
   const onlyThisRun = db.prepare('SELECT NOT EXISTS (SELECT 1 FROM run_matched WHERE run <> ?)').pluck();
   if (onlyThisRun.get(run) === 1) db.prepare('DELETE FROM run_matched').run();
   if (options.complete) {
+    // A body first, then its run: a process stopped between them leaves runs without bodies, older
+    // than any later run, which its discard drops (or a body given the same number overwrites).
     statements.push(
       db.prepare(
-        'DELETE FROM listing_bodies WHERE rowid IN (SELECT rowid FROM listing_bodies WHERE run < @run LIMIT @limit)',
+        `DELETE FROM listing_bodies WHERE body IN (
+           SELECT r.body FROM listing_body_runs r
+            WHERE r.run < @run AND EXISTS (SELECT 1 FROM listing_bodies b WHERE b.body = r.body) LIMIT @limit)`,
+      ),
+      db.prepare(
+        'DELETE FROM listing_body_runs WHERE body IN (SELECT body FROM listing_body_runs WHERE run < @run LIMIT @limit)',
       ),
     );
   } else {

@@ -143,7 +143,10 @@ function contents(store: Store) {
   );
   const bodies = (
     db
-      .prepare('SELECT digest, elements, run, versions, versions_run FROM listing_bodies ORDER BY digest')
+      .prepare(
+        `SELECT digest, elements, r.run, versions, versions_run
+           FROM listing_bodies JOIN listing_body_runs r USING (body) ORDER BY digest`,
+      )
       .all() as {
       digest: string;
       versions: string | null;
@@ -218,13 +221,20 @@ async function bulkAhead(
   { pages, cuts, ahead, stale }: { pages: AheadPage[]; cuts: number[]; ahead: number; stale: boolean },
 ) {
   const { run } = begin(store);
-  if (stale)
+  if (stale) {
+    const digest = JSON.stringify(pages[0]);
     store.db
       .prepare(
-        `INSERT INTO listing_bodies (digest, elements, run, page, versions, versions_run)
-         VALUES (?, '[[],[]]', ?, 'page 1', '[[999],[1]]', ?)`,
+        `INSERT INTO listing_bodies (digest, elements, page, versions, versions_run)
+         VALUES (?, '[[],[]]', 'page 1', '[[999],[1]]', ?)`,
       )
-      .run(JSON.stringify(pages[0]), run - 1, run - 1);
+      .run(digest, run - 1);
+    store.db
+      .prepare(
+        'INSERT INTO listing_body_runs (body, run) SELECT body, ? FROM listing_bodies WHERE digest = ?',
+      )
+      .run(run - 1, digest);
+  }
   const bodies = new ReadBodies(store);
   const batch = stagingBatch(store, run, bodies);
   const ends = new Set<number>();

@@ -9,7 +9,13 @@ import { replayMigrations, SCHEMA_VERSION } from '../../src/store/migrations.js'
 import { createStoreFile } from '../../src/store/new-store.js';
 import { openStore } from '../../src/store/open.js';
 import { ReadBodies } from '../../src/store/read-bodies.js';
-import { beginRun, discardUnfinishedRuns, getRun, listRuns } from '../../src/store/run-records.js';
+import {
+  beginRun,
+  discardRunData,
+  discardUnfinishedRuns,
+  getRun,
+  listRuns,
+} from '../../src/store/run-records.js';
 import { SentVersions } from '../../src/store/sent-index.js';
 import { snapshotItems } from '../../src/store/snapshot.js';
 import { stagePages } from '../../src/store/staging.js';
@@ -146,6 +152,33 @@ describe.each([9, 10, 11, 12])('a store written by schema version %i', (version)
     commitRun(store, run, () => undefined);
     const [a] = new SentVersions(store, run + 1).versionsOf([{ id: 'a', sent: 21 }]);
     expect(a?.version).toBe(3);
+    store.close();
+  });
+});
+
+describe('a store written by schema version 13', () => {
+  it('keeps the run that received each listing body beside it, and drops the body once a run did not', async () => {
+    const store = openStore(storeOfVersion(13));
+    const received = () =>
+      store.db
+        .prepare('SELECT digest, run FROM listing_body_runs JOIN listing_bodies USING (body)')
+        .raw()
+        .all();
+    const runRows = () => store.db.prepare('SELECT count(*) FROM listing_body_runs').pluck().get();
+    expect(received()).toEqual([['page-1', 2]]);
+    const columns = store.db.prepare("SELECT name FROM pragma_table_info('listing_bodies')").pluck().all();
+    expect(columns).not.toContain('run');
+    const { run } = beginRun(store, {
+      query: 'test',
+      resumeWindowMinutes: 0,
+      now: new Date('2026-11-23T00:10:00.000Z'),
+    });
+    await discardUnfinishedRuns(store, run);
+    stagePages(store, run, [{ page: 1, items: [], invalid: [] }], () => undefined, {});
+    commitRun(store, run, () => undefined);
+    await discardRunData(store, run, { complete: true });
+    expect(store.db.prepare('SELECT count(*) FROM listing_bodies').pluck().get()).toBe(0);
+    expect(runRows()).toBe(0);
     store.close();
   });
 });

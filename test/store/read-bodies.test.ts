@@ -32,6 +32,16 @@ async function completeRun(bodies: ReadBodies): Promise<number> {
 const digests = () =>
   store.db.prepare('SELECT digest FROM listing_bodies ORDER BY digest').pluck().all() as string[];
 
+/** Each body's digest with the run that last received it, as `listing_body_runs` keeps them. */
+const receivedBy = () =>
+  Object.fromEntries(
+    store.db
+      .prepare('SELECT digest, run FROM listing_body_runs JOIN listing_bodies USING (body)')
+      .raw()
+      .all() as [string, number][],
+  );
+const runRows = () => store.db.prepare('SELECT count(*) FROM listing_body_runs').pluck().get();
+
 describe('the listing bodies a store has read', () => {
   it('are known to the next run by digest, with their elements in order', async () => {
     const first = new ReadBodies(store);
@@ -49,8 +59,38 @@ describe('the listing bodies a store has read', () => {
     await completeRun(first);
     const second = new ReadBodies(store);
     expect(second.elementsOf('kept')).toEqual(elements('a'));
-    await completeRun(second);
+    const run = await completeRun(second);
     expect(digests()).toEqual(['kept']);
+    expect(receivedBy()).toEqual({ kept: run });
+    expect(runRows()).toBe(1);
+  });
+
+  it('keep the run that received them beside their rows, and drop a run left without its body', async () => {
+    const first = new ReadBodies(store);
+    first.learn('page-1', elements('a'), 'page-1');
+    const learnt = await completeRun(first);
+    expect(receivedBy()).toEqual({ 'page-1': learnt });
+    // As a process stopped between deleting a body and its run leaves it.
+    store.db.prepare('INSERT INTO listing_body_runs (body, run) VALUES (1000, ?)').run(learnt);
+    const second = new ReadBodies(store);
+    expect(second.elementsOf('page-1')).toEqual(elements('a'));
+    const used = await completeRun(second);
+    expect(receivedBy()).toEqual({ 'page-1': used });
+    expect(runRows()).toBe(1);
+  });
+
+  it('give a body learnt under the number of one whose run was left behind that run, overwritten', async () => {
+    const first = new ReadBodies(store);
+    first.learn('gone', elements('a'), 'page-1');
+    const learnt = await completeRun(first);
+    // As a process stopped between deleting the body and its run leaves them: its number is free again.
+    store.db.prepare("DELETE FROM listing_bodies WHERE digest = 'gone'").run();
+    const second = new ReadBodies(store);
+    second.learn('new', elements('b'), 'page-1');
+    const run = await completeRun(second);
+    expect(run).toBeGreaterThan(learnt);
+    expect(receivedBy()).toEqual({ new: run });
+    expect(digests()).toEqual(['new']);
   });
 
   it('stay while the run that would drop them fails', async () => {
