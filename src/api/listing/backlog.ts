@@ -44,6 +44,11 @@ export class Backlog {
     return this.pending;
   }
 
+  /** Whether a probe window was sent and not yet answered (nor dropped). */
+  get probing(): boolean {
+    return this.pending !== undefined;
+  }
+
   isProbe(window: ListingWindow): boolean {
     return window === this.pending;
   }

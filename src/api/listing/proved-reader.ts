@@ -107,12 +107,15 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   plan(room: number, inFlight: number): ListingWindow[] {
+    // A probe in flight holds the reading back in nothing: its answer neither shows the end nor moves
+    // it. Counted, it kept the windows that confirm an end from being asked for as long as a search took,
+    // the listing moving after each of its answers, and a busy end took longer than the budget (issue 30).
+    const reading = inFlight - (this.backlog.probing ? 1 : 0);
     const probe = this.backlog.probe(this.end, this.maxPerPage);
     const probes = probe ? [probe] : [];
-    const busy = inFlight + probes.length;
     const windows = [
       ...probes,
-      ...(this.votes.any ? this.planEnd(busy) : this.planAhead(room - probes.length, busy)),
+      ...(this.votes.any ? this.planEnd(reading) : this.planAhead(room - probes.length, reading)),
     ];
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {

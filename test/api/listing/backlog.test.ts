@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Backlog, EndSearch } from '../../../src/api/listing/backlog.js';
+import type { Settled } from '../../../src/api/listing/driver.js';
+import type { RawPage } from '../../../src/api/listing/page-body.js';
+import { ProvedWindows } from '../../../src/api/listing/proved-reader.js';
+import type { ListingWindow } from '../../../src/api/listing/window.js';
 import { ListingMovedError } from '../../../src/errors.js';
 
 /** What a still listing of `length` items answers to a probe window. */
@@ -78,5 +82,54 @@ describe('Backlog (plain data)', () => {
       asked += 1;
     }
     expect(asked).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(500)) + 3);
+  });
+});
+
+describe('a probe beside the windows (plain data)', () => {
+  // The windows that confirm an end wait for the windows in flight to land; a probe in flight was counted
+  // among them, so that no end was confirmed while a search went on, the listing moving after each of
+  // its answers (issue 30: a busy end then took longer than the budget).
+  it('reads a still listing to its end while a probe is still unanswered', () => {
+    let now = 0;
+    const budgetMs = 4_000;
+    const planner = new ProvedWindows(
+      { perPage: 40, maxInFlight: 4, maxRequests: 1_000, budgetMs },
+      () => now,
+    );
+    const ids = Array.from({ length: 100 }, (_, i) => `i${i}`);
+    const answer = (window: ListingWindow): Settled<RawPage> => ({
+      ok: true,
+      value: {
+        elements: ids
+          .slice(window.start, window.start + window.perPage)
+          .map((id) => ({ json: { id }, raw: '', unchanged: { hash: 1, version: 1 } })),
+      },
+    });
+    // A probe falls due at the first plan; its answer is never given.
+    now = budgetMs;
+    let probing = false;
+    const queue: ListingWindow[] = [];
+    const yielded = new Set<string>();
+    for (let answers = 0; answers < 100; answers += 1) {
+      const inFlight = queue.length + (probing ? 1 : 0);
+      const planned = planner.plan(Math.max(0, 4 - inFlight), inFlight);
+      // The probe comes first of a plan when none is in flight (it is due, or its search goes on); it
+      // stays in flight.
+      queue.push(...planned.slice(probing ? 0 : 1));
+      probing = true;
+      const head = queue.shift();
+      if (!head) throw new Error('the reading waits for the probe');
+      const step = planner.take(head, answer(head));
+      for (const page of step.pages) for (const item of page.unchanged ?? []) yielded.add(item.id);
+      if (step.done) {
+        expect(ids.filter((id) => !yielded.has(id))).toEqual([]);
+        return;
+      }
+      if (step.dropInFlight) {
+        queue.length = 0;
+        probing = false;
+      }
+    }
+    throw new Error('the reading did not end');
   });
 });
