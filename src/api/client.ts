@@ -88,11 +88,13 @@ export class MarketplaceClient {
   private readonly requests: AuthorizedRequests;
   private readonly baseUrlSetting: string;
   private readonly maxInFlight: number;
+  private readonly budgetMs: number;
 
   constructor(options: MarketplaceOptions) {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     const logger = options.logger ?? silentLogger();
     const retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.budgetMs = retry.budgetMs;
     const settingNames = options.settingNames ?? ENV_SETTING_NAMES;
     this.baseUrlSetting = settingNames.baseUrl;
     this.http = new HttpClient({
@@ -147,6 +149,7 @@ export class MarketplaceClient {
       resume: parseCheckpoint(resume),
       maxInFlight: maxInFlight ?? this.maxInFlight,
       maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
+      budgetMs: this.budgetMs,
       pageIds: (page, perPage) => this.pageIds(listing, page, perPage),
     });
   }

@@ -265,7 +265,7 @@ export const APP = {
     type: type.number('a number of seconds above 0', (n) => n > 0),
     default: 120,
     meaning:
-      'how long one marketplace request keeps being retried (429, 5xx, timeouts, dropped connections) before the sync fails',
+      'how long one marketplace request keeps being retried (429, 5xx, timeouts, dropped connections) before the sync fails, and how long a listing may outrun the reader (no progress towards its end) before the sync fails with `LISTING_MOVED`',
   }),
   maxInFlight: setting<number>({
     env: 'SYNC_MAX_IN_FLIGHT',

@@ -1,7 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'vitest';
-import { SHOP, syncEnv } from '../../bench/faults/harness.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { compareSnapshot, SHOP, syncEnv } from '../../bench/faults/harness.js';
+import { truthOf } from '../../bench/faults/truth.js';
 import type { ChurnFault } from '../../src/simulator/index.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
@@ -72,4 +73,38 @@ describe('a busy shop completes (at most a quarter of a page changed per respons
       await expectHonestRun(sim, shopPaths(temp.dir, SHOP), settings, churned, query);
     },
   );
+});
+
+/**
+ * A listing that grows ahead of the reader by more than a page per response (issue 30): no reading can
+ * reach its end. The run must not read on without bound: once the reading came no closer to the end for
+ * the time budget (SYNC_RETRY_BUDGET_SECONDS), it fails with LISTING_MOVED, one sentence, the previous
+ * snapshot and feeds as they were. A listing that stops growing within the budget is read to its end.
+ */
+describe('a listing that outruns the reader ends within the time budget', () => {
+  const GROWTH = { insertAhead: 60 };
+  const settings = () => ({ ...syncEnv(sim, temp.dir, 20), SYNC_RETRY_BUDGET_SECONDS: '6' });
+
+  it('fails with LISTING_MOVED when it keeps growing, the previous data and feeds intact', async () => {
+    const env = settings();
+    expect((await runCli(['sync', '--json'], env)).code).toBe(0);
+    const paths = shopPaths(temp.dir, SHOP);
+    const listed = new Set(sim.listedIds());
+    const before = truthOf(sim.truth().filter((item) => listed.has(item.id)));
+    const feeds = [paths.inventoryCsv, paths.changesCsv].map((file) => readFileSync(file));
+    const churned = await syncWhileChurning(sim, env, GROWTH);
+    const lines = churned.result.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(
+      /^shop-sync: The listing grew faster than it could be read: for 6 s \(the retry budget, SYNC_RETRY_BUDGET_SECONDS\) the reading came no closer to its end, \d+ items ahead, .*the previous snapshot and feeds stay, and the next sync tries again\.$/,
+    );
+    expect(churned.result.code).toBe(1);
+    expect(compareSnapshot(paths, before).problems).toEqual([]);
+    expect([paths.inventoryCsv, paths.changesCsv].map((file) => readFileSync(file))).toEqual(feeds);
+  });
+
+  it('completes when it stops growing within the budget', async () => {
+    const env = settings();
+    const churned = await syncWhileChurning(sim, env, { ...GROWTH, times: 40 });
+    await expectHonestRun(sim, shopPaths(temp.dir, SHOP), env, churned);
+  });
 });

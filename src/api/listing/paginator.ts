@@ -55,6 +55,9 @@ export interface ListingReadOptions {
   readonly maxInFlight: number;
   /** Listing requests before giving up on ever seeing the end. */
   readonly maxRequests: number;
+  /** How long the listing may outrun the reading (no progress towards its end) before the run fails
+   * with `LISTING_MOVED`: the retry budget (`SYNC_RETRY_BUDGET_SECONDS`). */
+  readonly budgetMs: number;
   /** Where an interrupted run's reading stopped. */
   readonly resume?: ListingCheckpoint;
   /** What a page lists: when given, page 1 is proved to start the listing (`ListingStart`). */
@@ -97,6 +100,11 @@ export const listingFailure = {
   numberedFromZero: (shown: string) =>
     new ProtocolError(
       `The marketplace answered page 0 (${shown}) with items that the listing read from page 1 never showed: it seems to number its pages from 0, so the listing cannot be read completely.`,
+    ),
+  /** The reading came no closer to the listing's end for `seconds`, `backlog` items ahead (`Backlog`). */
+  outgrown: (seconds: number, backlog: number) =>
+    new ListingMovedError(
+      `The listing grew faster than it could be read: for ${seconds} s (the retry budget, SYNC_RETRY_BUDGET_SECONDS) the reading came no closer to its end, ${backlog} items ahead, so the run stopped without claiming to be complete; the previous snapshot and feeds stay, and the next sync tries again.`,
     ),
   keptMoving: (passes: number) =>
     new ListingMovedError(

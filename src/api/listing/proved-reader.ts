@@ -1,4 +1,5 @@
 import type { ResponseTooLargeError } from '../../errors.js';
+import { Backlog } from './backlog.js';
 import { ProvedChain } from './chain.js';
 import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
@@ -89,8 +90,14 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private readonly yielded: RecentIds;
   private firstPageIds: readonly (string | null)[] | undefined;
   private pages = 0;
+  /** Whether the reading gains on the listing's end: the clock a listing that outruns it fails on. */
+  private readonly backlog: Backlog;
 
-  constructor(private readonly options: ListingReadOptions) {
+  constructor(
+    private readonly options: ListingReadOptions,
+    now: () => number = Date.now,
+  ) {
+    this.backlog = new Backlog(options.budgetMs, options.maxInFlight, now);
     const { resume } = options;
     this.maxPerPage = readingPerPage(options.perPage, resume);
     this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);
@@ -100,7 +107,16 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   plan(room: number, inFlight: number): ListingWindow[] {
-    const windows = this.votes.any ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
+    // A probe in flight holds the reading back in nothing: its answer neither shows the end nor moves
+    // it. Counted, it kept the windows that confirm an end from being asked for as long as a search took,
+    // the listing moving after each of its answers, and a busy end took longer than the budget (issue 30).
+    const reading = inFlight - (this.backlog.probing ? 1 : 0);
+    const probe = this.backlog.probe(this.end, this.maxPerPage);
+    const probes = probe ? [probe] : [];
+    const windows = [
+      ...probes,
+      ...(this.votes.any ? this.planEnd(reading) : this.planAhead(room - probes.length, reading)),
+    ];
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {
       throw listingFailure.endless(this.options.maxRequests);
@@ -110,6 +126,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
     this.answers += 1;
+    if (this.backlog.isProbe(window)) return this.takeProbe(settled);
     if (!settled.ok) {
       if (!listingFailure.tooLarge(settled.error)) throw settled.error;
       this.tooLarge(window, settled.error);
@@ -127,7 +144,19 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     // move of a busy listing, until what was proved has drifted out of reach of any window (issue 30).
     const endShown = this.votes.shown !== shown && this.votes.any;
     const missed = pages.length === 0 && this.replans !== replans && answer.length === window.perPage;
-    return { pages, done, dropInFlight: !done && (endShown || missed) && plannedEnd > this.end };
+    const dropInFlight = !done && (endShown || missed) && plannedEnd > this.end;
+    // A probe in flight is dropped with the rest: never answered, it would hold back every probe after it.
+    if (dropInFlight) this.backlog.dropped();
+    return { pages, done, dropInFlight };
+  }
+
+  /** A probe's answer proves nothing: it says where the listing ends (see `Backlog`). */
+  private takeProbe(settled: Settled<RawPage>): Step<ItemPage> {
+    if (!settled.ok) {
+      if (!listingFailure.tooLarge(settled.error)) throw settled.error;
+      this.backlog.abandon();
+    } else this.backlog.take(settled.value.elements.length, this.end);
+    return { pages: [], done: false };
   }
 
   /** Windows ahead of what was read: from the planned end, or from further back after a miss. */
@@ -285,6 +314,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (window.perPage <= 2)
       throw new WindowsMisaligned(`an item alone may exceed the cap: ${error.message}`);
     this.maxPerPage = Math.min(this.maxPerPage, Math.floor(window.perPage / 2));
+    this.backlog.abandon();
     this.votes.reset();
     this.replan();
   }

@@ -80,7 +80,12 @@ function readAll(
   c: Case,
   maxRequests: number,
 ): { yielded: Set<string>; requests: number } {
-  const planner = new ProvedWindows({ perPage: c.perPage, maxInFlight: c.maxInFlight, maxRequests });
+  const planner = new ProvedWindows({
+    perPage: c.perPage,
+    maxInFlight: c.maxInFlight,
+    maxRequests,
+    budgetMs: 120_000,
+  });
   const queue: { window: ListingWindow; answer?: Settled<RawPage> }[] = [];
   const yielded = new Set<string>();
   let requests = 0;
