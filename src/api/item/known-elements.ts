@@ -1,4 +1,5 @@
 import type { StoredVersion, VouchedBody } from '../../domain/unchanged-item.js';
+import { fitsParsed, type ScannedSource } from './byte-source.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
 import { objectSource } from './json-source.js';
 import type { SentElement as SentSpan } from './sent-text.js';
@@ -41,14 +42,14 @@ export function knownElements(
   const asked: SentElement[] = [];
   const askedOf: Read[] = [];
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (const [at, { start, end, sent }] of spans.entries()) {
+  for (const [at, { start, end, sent, source }] of spans.entries()) {
     const k = sent === undefined ? undefined : recorded?.get(sent);
     elements.push(previous && k !== undefined ? recordedElement(previous, k) : undefined);
     if (k !== undefined) continue;
     const text = buffer.toString('utf8', start, end);
     const json = parsedOrNot(text);
     if (json === NOT_JSON) return undefined;
-    const element = { at, text, json, sent };
+    const element = { at, text, json, sent, source };
     read.push(element);
     const id = typeof json === 'object' && json !== null ? (json as { id?: unknown }).id : undefined;
     // Against a previous reading, a new element is almost always a changed item, which no look-up finds:
@@ -62,9 +63,11 @@ export function knownElements(
     const { at, json, sent } = askedOf[k] as Read;
     if (unchanged !== undefined) elements[at] = { json, raw: '', sent, unchanged };
   }
-  for (const { at, text, json, sent } of read) {
+  for (const { at, text, json, sent, source } of read) {
     if (elements[at] !== undefined) continue;
-    const { raw } = exactElement(json, objectSource(text, ITEM_LAYOUT, json));
+    // The scan's source stands for the text's unless a key was written twice (`fitsParsed`).
+    const fits = source !== undefined && fitsParsed(json, source);
+    const { raw } = exactElement(json, fits ? source : objectSource(text, ITEM_LAYOUT, json));
     elements[at] = sent === undefined ? { json, raw } : { json, raw, sent };
   }
   return elements as ParsedElement[];
@@ -76,6 +79,7 @@ interface Read {
   readonly text: string;
   readonly json: unknown;
   readonly sent: number | undefined;
+  readonly source: ScannedSource | undefined;
 }
 
 const NOT_JSON: unique symbol = Symbol('not JSON');

@@ -78,7 +78,7 @@ function spansOf(bytes: Uint8Array, previous: VouchedBody | undefined): SentElem
   const lengths = previous?.lengths;
   return previous && lengths
     ? sentElementsAgainst(bytes, { sent: previous.sent, lengths })
-    : sentElements(bytes);
+    : sentElements(bytes, ITEM_LAYOUT);
 }
 
 /** The reference reading of a listing answer: parsed in full, each element with its exact numbers. */
