@@ -16,7 +16,9 @@ export function wellFormedItem(json: unknown, raw: string): Item | undefined {
   if (!isRecord(json)) return undefined;
   const shop = json[SHOP_MEMBER];
   if (!isRecord(shop)) return undefined;
-  const item: Record<string, unknown> = {};
+  // A copy of an Item with every member: the loop then fills members in place, where adding them one by
+  // one to an empty object changed its shape twenty times.
+  const item: Record<string, unknown> = { ...ITEM_SHAPE };
   for (const { name, member, inShop, read } of FAST_FIELDS) {
     const value = read((inShop ? shop : json)[member]);
     if (value === UNUSUAL) return undefined;
@@ -47,6 +49,11 @@ const READERS: { readonly [R in Reading]: (value: unknown) => Readings[R] | Unus
 };
 
 const FAST_FIELDS = API_FIELDS.map((field) => ({ ...field, read: READERS[field.reading] }));
+
+/** An Item's members in the order the schema's path gives them (`itemOf`), before they are read. */
+const ITEM_SHAPE: Readonly<Record<string, undefined>> = Object.freeze(
+  Object.fromEntries([...API_FIELDS.map(({ name }) => [name, undefined]), ['raw', undefined]]),
+);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
