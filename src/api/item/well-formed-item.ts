@@ -1,4 +1,4 @@
-import { type Decimal, parseDecimal } from '../../domain/decimal.js';
+import { DECIMAL_LIMITS, type Decimal, parseDecimal } from '../../domain/decimal.js';
 import type { Item } from '../../domain/item.js';
 import { API_FIELDS, type Reading, type Readings, SHOP_MEMBER } from './api-fields.js';
 import { exactQuantity, isBlank, isPublished, isWellFormed, logoUrl, wellFormed } from './item-values.js';
@@ -86,8 +86,17 @@ function optionalText(value: unknown): string | null | Unusual {
   return isString(value) ? wellFormed(value) : UNUSUAL;
 }
 
+/**
+ * A price already written as `parseDecimal` writes it: no sign, no redundant zero, within the limits
+ * (DECIMAL_LIMITS). It reads as itself; reading it digit by digit was ~0.1 s of a first sync.
+ */
+const CANONICAL_PRICE = new RegExp(
+  `^(?:0|[1-9][0-9]{0,${DECIMAL_LIMITS.integerDigits - 1}})(?:\\.[0-9]{0,${DECIMAL_LIMITS.fractionDigits - 1}}[1-9])?$`,
+);
+
 /** The schema's `price`, for a price it accepts (parseDecimal refuses what z.number() does not take). */
 function price(value: unknown): Decimal | Unusual {
+  if (isString(value) && CANONICAL_PRICE.test(value)) return value as Decimal;
   if (!isString(value) && typeof value !== 'number') return UNUSUAL;
   const parsed = parseDecimal(value);
   return parsed === undefined || parsed.startsWith('-') ? UNUSUAL : parsed;
