@@ -51,22 +51,39 @@ const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
  * reads its `source` (`byte-source.ts`), so that a body read in full is scanned once.
  */
 export function sentElements(bytes: Uint8Array, layout?: ObjectLayout): SentElement[] | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // Searched once per body (natively): elements are searched one by one only in the rare body that
-  // may need it.
-  const mayReplace = bodyMayReplace(buffer);
-  const scanner = layout && new ByteSourceScanner(bytes, buffer);
-  const next = (start: number): SentElement | undefined => {
+  const scan = new ElementScan(bytes, layout);
+  return arrayElements(bytes, (start) => scan.element(start), []);
+}
+
+/** Elements delimited by scanning their bytes, each hashed when it is an object that may be. */
+class ElementScan {
+  private readonly buffer: Buffer;
+  private readonly scanner: ByteSourceScanner | undefined;
+  /** Whether any element may need its characters replaced: searched once per body, natively, and
+   * element by element only in the rare body that may need it. */
+  private mayReplace: boolean | undefined;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly layout: ObjectLayout | undefined,
+  ) {
+    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.scanner = layout && new ByteSourceScanner(bytes, this.buffer);
+  }
+
+  /** The element at `start`; undefined when it runs past the end of the bytes. */
+  element(start: number): SentElement | undefined {
+    const { bytes, buffer, layout, scanner } = this;
     const isObject = bytes[start] === OPEN_BRACE;
-    const source = isObject ? scanner?.scan(start, layout as ObjectLayout) : undefined;
+    const source = isObject && layout ? scanner?.scan(start, layout) : undefined;
     const end = source === undefined ? valueEnd(bytes, start) : scanner?.end;
     if (end === undefined) return undefined;
-    const hashed = isObject && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
+    this.mayReplace ??= bodyMayReplace(buffer);
+    const hashed = isObject && !(this.mayReplace && mayBeReplaced(buffer.subarray(start, end)));
     if (!hashed) return { start, end, sent: undefined };
     const sent = sentHash(bytes, start, end);
     return source === undefined ? { start, end, sent } : { start, end, sent, source };
-  };
-  return arrayElements(bytes, next, []);
+  }
 }
 
 /** What a page's answer before held, element by element: the hash of each one's bytes and their length. */
@@ -78,38 +95,37 @@ export interface SentHints {
 /**
  * `sentElements` guided by the elements the same page held before (`hints`): where the next element
  * is expected to be one of them again, its bytes are only hashed over that element's length, not
- * scanned for their structure; any other element is scanned as `sentElements` scans it. A 1 % resync
+ * scanned for their structure; any other element is scanned as `sentElements` scans it (with the
+ * `source` it reads by `layout`). A 1 % resync
  * reads about two thirds of the pages changed, each with one or two changed elements among a hundred:
  * scanning every byte of them was most of reading them. The result is `sentElements`'s, whatever the
  * hints (test/api/item/known-elements.test.ts): bytes that hash as an element held before are that
  * element (a collision is 2^-53 a comparison, the trust `knownElements` already puts in the hash), so
  * they end where its scan ended, and an object's hash is given exactly when the scan gives it.
  */
-export function sentElementsAgainst(bytes: Uint8Array, hints: SentHints): SentElement[] | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let mayReplace: boolean | undefined;
+export function sentElementsAgainst(
+  bytes: Uint8Array,
+  hints: SentHints,
+  layout?: ObjectLayout,
+): SentElement[] | undefined {
+  const scan = new ElementScan(bytes, layout);
   const at = new Map<number, number>();
   for (const [k, hash] of hints.sent.entries()) at.set(hash, k);
   let expected = 0;
-  const elements: SentElement[] = [];
   const next = (start: number): SentElement | undefined => {
     const guess = guessed(bytes, start, hints, expected);
     if (guess !== undefined) {
       expected += 1;
       return guess;
     }
-    const end = valueEnd(bytes, start);
-    if (end === undefined) return undefined;
-    mayReplace ??= bodyMayReplace(buffer);
-    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
-    const sent = hashed ? sentHash(bytes, start, end) : undefined;
-    const k = sent === undefined ? undefined : at.get(sent);
+    const element = scan.element(start);
+    const k = element?.sent === undefined ? undefined : at.get(element.sent);
     // An element in the place of the one expected (changed) moves the expectation on by one; one held
     // elsewhere before puts it after that one.
     expected = k === undefined ? expected + 1 : k + 1;
-    return { start, end, sent };
+    return element;
   };
-  return arrayElements(bytes, next, elements);
+  return arrayElements(bytes, next, []);
 }
 
 /** The element expected at `start` when its bytes are exactly those the hints hold for it. */

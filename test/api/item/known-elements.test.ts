@@ -280,6 +280,12 @@ describe('sentElementsAgainst, the elements delimited with the help of the page 
           const whole = bytesOf(`[${gap}${edited(elements, changes).join(`,${gap}`)}]`);
           const after = breaking === null ? whole : broken(whole, breaking);
           expect(sentElementsAgainst(after, hintsOf(before))).toEqual(sentElements(after));
+          // With a layout, an element scanned rather than recognised carries the source the scan reads.
+          const scanned = sentElements(after, ITEM_LAYOUT);
+          for (const [i, element] of (
+            sentElementsAgainst(after, hintsOf(before), ITEM_LAYOUT) ?? []
+          ).entries())
+            if (element.source !== undefined) expect(element).toEqual(scanned?.[i]);
         },
       ),
     );
@@ -308,10 +314,14 @@ describe('sentElementsAgainst, the elements delimited with the help of the page 
 describe('a listing body read element by element', () => {
   it('reads every element as the full parse does when the store knows none of them', () => {
     fc.assert(
-      fc.property(bodyText, (text) => {
+      fc.property(bodyText, fc.boolean(), (text, withSources) => {
         const bytes = bytesOf(text);
         const { index } = storeOf(bytesOf('[]'));
-        const read = knownElements(bytes, sentElements(bytes) ?? [], index);
+        const read = knownElements(
+          bytes,
+          sentElements(bytes, withSources ? ITEM_LAYOUT : undefined) ?? [],
+          index,
+        );
         expect(read?.map(({ json, raw }) => ({ json, raw }))).toEqual(
           reference(bytes).map(({ json, raw }) => ({ json, raw })),
         );
@@ -321,23 +331,30 @@ describe('a listing body read element by element', () => {
 
   it('gives the items of the full parse for a changed answer, reading only the elements whose bytes the page had not', () => {
     fc.assert(
-      fc.property(fc.array(elementText, { maxLength: 6 }), edits, (elements, changes) => {
-        const before = bytesOf(`[${elements.join(',')}]`);
-        const afterElements = edited(elements, changes);
-        const after = bytesOf(`[\n${afterElements.join(',\n')}\n]`);
-        const { index, items, asked, body } = storeOf(before);
-        const read = knownElements(after, sentElements(after) ?? [], index, body) ?? [];
-        expect(itemsRead(read, items)).toEqual(reference(after).map(itemOf));
-        // The elements the page had, byte for byte, are not parsed, and nothing is looked up.
-        const recorded = new Set(body.sent);
-        expect(asked).toEqual([]);
-        for (const [i, { sent }] of (sentElements(after) ?? []).entries()) {
-          if (sent !== undefined && recorded.has(sent)) expect(read[i]?.raw).toBe('');
-        }
-        // With no previous reading, the store is asked about each element instead: the same items.
-        const viaIndex = knownElements(after, sentElements(after) ?? [], index) ?? [];
-        expect(itemsRead(viaIndex, items)).toEqual(reference(after).map(itemOf));
-      }),
+      fc.property(
+        fc.array(elementText, { maxLength: 6 }),
+        edits,
+        fc.boolean(),
+        (elements, changes, withSources) => {
+          const before = bytesOf(`[${elements.join(',')}]`);
+          const afterElements = edited(elements, changes);
+          const after = bytesOf(`[\n${afterElements.join(',\n')}\n]`);
+          const { index, items, asked, body } = storeOf(before);
+          const layout = withSources ? ITEM_LAYOUT : undefined;
+          const spans = sentElementsAgainst(after, hintsOf(before), layout) ?? [];
+          const read = knownElements(after, spans, index, body) ?? [];
+          expect(itemsRead(read, items)).toEqual(reference(after).map(itemOf));
+          // The elements the page had, byte for byte, are not parsed, and nothing is looked up.
+          const recorded = new Set(body.sent);
+          expect(asked).toEqual([]);
+          for (const [i, { sent }] of (sentElements(after) ?? []).entries()) {
+            if (sent !== undefined && recorded.has(sent)) expect(read[i]?.raw).toBe('');
+          }
+          // With no previous reading, the store is asked about each element instead: the same items.
+          const viaIndex = knownElements(after, sentElements(after, layout) ?? [], index) ?? [];
+          expect(itemsRead(viaIndex, items)).toEqual(reference(after).map(itemOf));
+        },
+      ),
     );
   });
 
