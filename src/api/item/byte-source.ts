@@ -19,7 +19,8 @@ import type { ObjectLayout, ObjectSource } from './json-source.js';
  * The scan cannot tell a key written twice (JSON.parse keeps its last value), so the source says how
  * many members it read (`ScannedShape`): it stands for the text's source only when JSON.parse's object
  * has as many keys (`fitsParsed`), and `objectSource` over the text reads it otherwise. The reference is
- * `objectSource` (test/api/item/byte-source.test.ts, fast-check).
+ * `objectSource` (test/api/item/known-elements.test.ts, fast-check: generated, broken and duplicated-key
+ * bodies).
  */
 
 /** How many members an object was written with, and those of the objects nested by its layout. */
