@@ -22,13 +22,8 @@ import {
   type RawPage,
   readListingBody,
 } from './listing/page-body.js';
-import {
-  DEFAULT_MAX_IN_FLIGHT,
-  DEFAULT_MAX_PAGES,
-  type ItemPage,
-  type PageRequest,
-  singlePage,
-} from './listing/page-by-page.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PAGES, singlePage } from './listing/page-by-page.js';
+import type { ItemPage, PageRequest } from './listing/paginator.js';
 import { type ListingQuery, listingPath, validateListingQuery } from './listing/query.js';
 import { readListing } from './listing/read-listing.js';
 import type { ListingWindow } from './listing/window.js';
@@ -37,7 +32,7 @@ export type { ListingFilters } from '../config/listing-filters.js';
 export type { SettingNames } from '../config/settings.js';
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export type { RetryOptions } from './http/retry.js';
-export type { ItemPage } from './listing/page-by-page.js';
+export type { ItemPage } from './listing/paginator.js';
 export type { FilterEncoding, ListingQuery } from './listing/query.js';
 
 export interface MarketplaceOptions {

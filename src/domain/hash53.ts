@@ -61,7 +61,18 @@ export class Hash53 {
   }
 
   digest(): number {
-    return (mix(this.fnv) >>> 0) * 2 ** 21 + (mix(this.murmur) >>> 11);
+    return (this.high() >>> 0) * 2 ** 21 + (this.low() >>> 11);
+  }
+
+  /** The first lane, finished: with `low`, 64 bits where identities must not collide across a whole
+   * listing (`YieldedIds`) rather than among one item's versions. */
+  high(): number {
+    return mix(this.fnv);
+  }
+
+  /** The second lane, finished. */
+  low(): number {
+    return mix(this.murmur);
   }
 }
 

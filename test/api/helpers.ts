@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterEach } from 'vitest';
 import { MemoryTokenStore, type StoredToken } from '../../src/api/auth/token-store.js';
 import { MarketplaceClient, type MarketplaceOptions, type ReadItemsQuery } from '../../src/api/client.js';
-import type { ItemPage } from '../../src/api/listing/page-by-page.js';
+import type { ItemPage } from '../../src/api/listing/paginator.js';
 import type { InvalidItem, Item } from '../../src/domain/item.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import type { SimItem, Simulator } from '../../src/simulator/index.js';

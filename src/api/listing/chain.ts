@@ -38,13 +38,14 @@ export class ProvedChain {
   anchorIn(answer: readonly (string | null)[]): number {
     let best = -1;
     let bestPosition = -1;
-    answer.forEach((id, index) => {
-      const position = id === null ? undefined : this.position.get(id);
+    for (let index = 0; index < answer.length; index += 1) {
+      const id = answer[index];
+      const position = id == null ? undefined : this.position.get(id);
       if (position !== undefined && position > bestPosition) {
         best = index;
         bestPosition = position;
       }
-    });
+    }
     return best;
   }
 

@@ -28,10 +28,30 @@ export interface Planner<Q, A, P> {
 /** How the driver sends one request: `signal` aborts it, `pushedBack` is called when the server pushes back. */
 export type Send<Q, A> = (request: Q, signal: AbortSignal, pushedBack: () => void) => Promise<A>;
 
-interface InFlight<Q, A> {
-  readonly request: Q;
+/** A request sent: its outcome (never a rejection) and whether it came yet. */
+interface Tracked<A> {
   readonly result: Promise<Settled<A>>;
   settled: boolean;
+}
+
+/** `sent` tracked, with `about` it (which request, which page). */
+function tracked<A, T extends object>(sent: Promise<A>, about: T): Tracked<A> & T {
+  const entry: Tracked<A> & T = {
+    ...about,
+    settled: false,
+    result: sent.then(
+      (value): Settled<A> => ({ ok: true, value }),
+      (error: unknown): Settled<A> => ({ ok: false, error }),
+    ),
+  };
+  void entry.result.then(() => {
+    entry.settled = true;
+  });
+  return entry;
+}
+
+interface InFlight<Q, A> extends Tracked<A> {
+  readonly request: Q;
 }
 
 /**
@@ -53,20 +73,10 @@ export async function* drive<Q, A, P>(
   let batch = batchController(maxInFlight);
   const start = (request: Q): InFlight<Q, A> => {
     const signal = batch.signal;
-    const entry: InFlight<Q, A> = {
-      request,
-      settled: false,
-      result: slots
-        .run(() => send(request, signal, () => window.shrink()))
-        .then(
-          (value): Settled<A> => ({ ok: true, value }),
-          (error: unknown): Settled<A> => ({ ok: false, error }),
-        ),
-    };
-    void entry.result.then(() => {
-      entry.settled = true;
-    });
-    return entry;
+    return tracked(
+      slots.run(() => send(request, signal, () => window.shrink())),
+      { request },
+    );
   };
   try {
     for (;;) {
@@ -139,6 +149,61 @@ export class Slots {
       const next = this.waiting.shift();
       if (next) next();
       else this.active -= 1;
+    }
+  }
+}
+
+interface Fetching<A> extends Tracked<A> {
+  readonly page: number;
+}
+
+/**
+ * Pages from `first` to `last` in order, for the page-by-page reader (which asks pages again beside
+ * them as it goes; a planner's requests go through `drive`): up to the window's size of them in flight
+ * while the reader waits, one fewer while it works on the page it took.
+ */
+export class ReadAhead<A> {
+  private readonly queue: Fetching<A>[] = [];
+  private next: number;
+
+  constructor(
+    private readonly fetch: (page: number) => Promise<A>,
+    first: number,
+    private readonly last: number,
+    private readonly window: AdaptiveWindow,
+  ) {
+    this.next = first;
+  }
+
+  /** The last page requested so far. */
+  get requested(): number {
+    return this.next - 1;
+  }
+
+  /** The next page, or undefined once `last` was taken. A failed page throws its error. */
+  async take(): Promise<{ page: number; raw: A } | undefined> {
+    this.fill(0);
+    const head = this.queue.shift();
+    if (!head) return undefined;
+    if (!head.settled) {
+      this.window.grow();
+      this.fill(1);
+    }
+    const settled = await head.result;
+    if (!settled.ok) throw settled.error;
+    return { page: head.page, raw: settled.value };
+  }
+
+  /** Waits for the pages still in flight (after an abort, so that nothing outlives the reading). */
+  async drain(): Promise<void> {
+    await Promise.all(this.queue.map((fetching) => fetching.result));
+  }
+
+  /** Requests pages until the window is full; `taken`: pages already out of the queue yet in flight. */
+  private fill(taken: number): void {
+    while (this.queue.length + taken < this.window.size && this.next <= this.last) {
+      this.queue.push(tracked(this.fetch(this.next), { page: this.next }));
+      this.next += 1;
     }
   }
 }

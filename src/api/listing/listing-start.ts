@@ -1,8 +1,8 @@
-import { ProtocolError } from '../../errors.js';
 import type { HttpResponse } from '../http/response.js';
 import { readableId } from '../item/item-schema.js';
 import { parseJsonBody } from './page-body.js';
-import type { FetchPageIds, FetchWindow } from './paginator.js';
+import { type FetchPageIds, type FetchWindow, listingFailure } from './paginator.js';
+import type { YieldedIds } from './yielded-ids.js';
 
 /** The page asked for to prove that page 1 starts the listing. */
 const PAGE_BEFORE_FIRST = 0;
@@ -51,19 +51,13 @@ export class ListingStart {
     };
   }
 
-  /** Once the listing is read (`seen`: every id it yielded): fails unless it held page 0's items. */
-  async settle(seen: ReadonlySet<string>): Promise<void> {
+  /** Once the listing is read (`yielded`: every id it yielded): fails unless it held page 0's items. */
+  async settle(yielded: Pick<YieldedIds, 'has'>): Promise<void> {
     if (!this.askedFirst) return;
     const zero = await this.pageIds(PAGE_BEFORE_FIRST, this.perPage);
-    const unread = zero.ids.filter((id) => !seen.has(id));
+    const unread = zero.ids.filter((id) => !yielded.has(id));
     if (unread.length === 0) return;
     const first = new Set((await this.pageIds(1, this.perPage)).ids);
-    if (unread.some((id) => !first.has(id))) throw numberedFromZero(zero.shown);
+    if (unread.some((id) => !first.has(id))) throw listingFailure.numberedFromZero(zero.shown);
   }
-}
-
-function numberedFromZero(shown: string): ProtocolError {
-  return new ProtocolError(
-    `The marketplace answered page 0 (${shown}) with items that the listing read from page 1 never showed: it seems to number its pages from 0, so the listing cannot be read completely.`,
-  );
 }

@@ -1,35 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import type { InvalidItem, Item } from '../../domain/item.js';
-import type { UnchangedItem } from '../../domain/unchanged-item.js';
-import { ProtocolError, UsageError } from '../../errors.js';
-import { AdaptiveWindow, Slots } from './driver.js';
+import { UsageError } from '../../errors.js';
+import { AdaptiveWindow, ReadAhead, Slots } from './driver.js';
+import { PageReadings, pageParts, type Received, receivedOf } from './page.js';
 import type { RawPage } from './page-body.js';
-import { PageItems } from './page-items.js';
-import { PageReadings, type Received, receivedOf } from './page-readings.js';
-import { ReadAhead } from './read-ahead.js';
-
-/**
- * One page of the listing: every id of every reading of it, once. An element whose id one of the two
- * pages before already yielded (the listing moved while being read) is left out of `items` and
- * `invalid` and counted in `duplicates`; ids further back are not remembered (memory stays bounded),
- * so a consumer that must count each id once keys on it. `received = items.length + invalid.length +
- * duplicates`; `rereads` is how many extra readings of the page were made to confirm it.
- */
-export interface ItemPage {
-  readonly page: number;
-  readonly items: Item[];
-  readonly invalid: InvalidItem[];
-  readonly received: number;
-  readonly duplicates: number;
-  readonly rereads: number;
-  /** Where the reading stands once this page is taken (JSON of a `ListingCheckpoint`): what a run
-   * keeps to resume from. */
-  readonly checkpoint?: string;
-  /** Items sent as the very text their stored version was read from (`ReadItemsOptions.known`). */
-  readonly unchanged?: readonly UnchangedItem[];
-  /** The hash of each of `items`' text as sent, in the same order, when it was taken. */
-  readonly sent?: readonly (number | undefined)[];
-}
+import { type FetchPage, type ItemPage, listingFailure, type PageRequest } from './paginator.js';
 
 export interface PageReadOptions {
   /** The most listing requests in flight at once (read-ahead and re-reads); 1 reads one page at a time. */
@@ -45,17 +19,6 @@ export const DEFAULT_MAX_IN_FLIGHT = 8;
 /** Readings of a page beyond the first before its union is taken as it stands (a listing that moves on
  * every request never answers the same twice). */
 const MAX_REREADS = 5;
-
-export interface PageRequest {
-  readonly signal?: AbortSignal;
-  /** The reading's first page: the only one that cannot mark the end by answering something other than
-   * a list (see PAST_END_STATUSES). */
-  readonly first: boolean;
-  /** Called when the server pushes back (429, 5xx), before the request is retried. */
-  readonly pushedBack?: () => void;
-}
-
-export type FetchPage = (page: number, request: PageRequest) => Promise<RawPage>;
 
 /**
  * Reads pages from page 1 to the end of the listing, yielding them in order. Nothing about one
@@ -77,7 +40,6 @@ export async function* readPages(
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
   checkOptions(maxInFlight, maxPages);
-  const lastPage = maxPages;
   const abort = new AbortController();
   // Each request in flight listens for the abort twice (its request and its retry wait).
   setMaxListeners(Math.max(10, maxInFlight * 2 + 2), abort.signal);
@@ -90,7 +52,7 @@ export async function* readPages(
   });
   const fetch = (page: number) => slots.run(() => fetchPage(page, request(page)));
   const read = async (page: number) => receivedOf(await fetch(page));
-  const ahead = new ReadAhead(fetch, 1, lastPage, window);
+  const ahead = new ReadAhead(fetch, 1, maxPages, window);
   const guard = new ListingGuard(options.pageSize);
   let held: PageReadings | undefined;
   /** Pages up to this one are read once more: they may have been served before the listing moved. */
@@ -98,11 +60,7 @@ export async function* readPages(
   try {
     for (;;) {
       const next = await ahead.take();
-      if (!next) {
-        throw new ProtocolError(
-          `The listing had no empty page after ${maxPages} pages (pages 1..${lastPage}); stopped rather than read forever.`,
-        );
-      }
+      if (!next) throw listingFailure.endless(maxPages);
       let reading = receivedOf(next.raw);
       const reasked = reading.length === 0;
       if (reasked) reading = await askAgain(next.page, held, read, guard);
@@ -222,9 +180,7 @@ class ListingGuard {
     if (sameAsHeld && held.size < this.largest) return true;
     this.repeatedPages += 1;
     if ((sameAsHeld && ids.length > 1) || this.repeatedPages >= 3) {
-      throw new ProtocolError(
-        `The marketplace served page ${page} with only items already read (${ids.length} of them); it seems to ignore the page parameter, so the listing cannot be read completely.`,
-      );
+      throw listingFailure.pageIgnored(page, `only items already read (${ids.length} of them)`);
     }
     return false;
   }
@@ -241,22 +197,10 @@ class ListingGuard {
   }
 
   finish(held: PageReadings): ItemPage {
-    const taken = new PageItems();
     const ids = new Set<string>();
-    let duplicates = 0;
-    const elements = held.elements();
-    for (const received of elements) {
-      const { id } = received;
-      if (id !== null && this.recent.some((set) => set.has(id))) {
-        duplicates += 1;
-        continue;
-      }
-      if (id !== null) ids.add(id);
-      taken.add(received, held.page);
-    }
+    const fresh = (id: string) => !this.recent.some((set) => set.has(id)) && ids.add(id) !== undefined;
+    const parts = pageParts(held.page, held.elements(), fresh);
     this.recent = [this.recent.at(-1) ?? new Set(), ids];
-    const { items, invalid, unchanged, sent } = taken;
-    const { page, rereads } = held;
-    return { page, items, invalid, received: elements.length, duplicates, rereads, unchanged, sent };
+    return { page: held.page, ...parts, rereads: held.rereads };
   }
 }

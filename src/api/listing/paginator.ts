@@ -1,8 +1,43 @@
-import type { Item } from '../../domain/item.js';
+import type { InvalidItem, Item } from '../../domain/item.js';
+import type { UnchangedItem } from '../../domain/unchanged-item.js';
+import { ListingMovedError, ProtocolError, ResponseTooLargeError } from '../../errors.js';
 import type { ListingCheckpoint } from './checkpoint.js';
 import type { RawPage } from './page-body.js';
-import type { ItemPage, PageRequest } from './page-by-page.js';
 import type { ListingWindow } from './window.js';
+
+/**
+ * One page of the listing: every id of every reading of it, once. An element whose id the paginator
+ * yielded lately (the listing moved while being read: the two pages before, or a planner's recent ids) is
+ * left out of `items` and `invalid` and counted in `duplicates`, so `received = items.length +
+ * invalid.length + duplicates`; `readListing` then leaves out, uncounted, any id the reading yielded
+ * before (`YieldedIds`). `rereads` is how many extra readings of the page were made to confirm it.
+ */
+export interface ItemPage {
+  readonly page: number;
+  readonly items: Item[];
+  readonly invalid: InvalidItem[];
+  readonly received: number;
+  readonly duplicates: number;
+  readonly rereads: number;
+  /** Where the reading stands once this page is taken (JSON of a `ListingCheckpoint`): what a run
+   * keeps to resume from. */
+  readonly checkpoint?: string;
+  /** Items sent as the very text their stored version was read from (`ReadItemsOptions.known`). */
+  readonly unchanged?: readonly UnchangedItem[];
+  /** The hash of each of `items`' text as sent, in the same order, when it was taken. */
+  readonly sent?: readonly (number | undefined)[];
+}
+
+export interface PageRequest {
+  readonly signal?: AbortSignal;
+  /** The reading's first page: the only one that cannot mark the end by answering something other than
+   * a list (see PAST_END_STATUSES). */
+  readonly first: boolean;
+  /** Called when the server pushes back (429, 5xx), before the request is retried. */
+  readonly pushedBack?: () => void;
+}
+
+export type FetchPage = (page: number, request: PageRequest) => Promise<RawPage>;
 
 /** What a paginator asks the client for: the answer to one window of the listing. */
 export type FetchWindow = (window: ListingWindow, request: PageRequest) => Promise<RawPage>;
@@ -42,25 +77,31 @@ export type Paginator = (fetch: FetchWindow, options: ListingReadOptions) => Asy
  */
 export class WindowsMisaligned extends Error {}
 
-/** The page's items (with their texts' hashes), unchanged items and invalid ones that `isNew` keeps. */
-export function keptItems(
-  page: ItemPage,
-  isNew: (id: string | null) => boolean,
-): Pick<ItemPage, 'items' | 'sent' | 'unchanged' | 'invalid'> {
-  const kept = page.items.flatMap((item, index) => (isNew(item.id) ? [index] : []));
-  const all = kept.length === page.items.length;
-  return {
-    items: all ? page.items : kept.map((index) => page.items[index] as Item),
-    sent: all ? page.sent : kept.map((index) => page.sent?.[index]),
-    unchanged: page.unchanged?.filter((item) => isNew(item.id)),
-    invalid: page.invalid.filter((bad) => isNew(bad.id)),
-  };
-}
-
-/** Every id a page yields as read: its items, its unchanged items and its invalid items with an id. */
-export function pageIds(page: ItemPage): string[] {
-  const ids = page.items.map((item) => item.id);
-  for (const item of page.unchanged ?? []) ids.push(item.id);
-  for (const bad of page.invalid) if (bad.id !== null) ids.push(bad.id);
-  return ids;
-}
+/**
+ * Every way a reading of the listing fails, decided here for all paginators: `WindowsMisaligned`
+ * (above) hands the reading to the next paginator; a listing that kept moving is retried by the next
+ * sync (`ListingMovedError`); a server that breaks the protocol fails the run until it is fixed
+ * (`ProtocolError`), and so does a listing that never ends. Failures of single requests (outages,
+ * throttling, cut bodies) are retried below, in `src/api/http`, before a paginator sees them.
+ */
+export const listingFailure = {
+  endless: (requests: number) =>
+    new ProtocolError(
+      `The listing had not ended after ${requests} requests; stopped rather than read forever.`,
+    ),
+  /** `served`: what the server answered for `page` instead of its items. */
+  pageIgnored: (page: number, served: string) =>
+    new ProtocolError(
+      `The marketplace served page ${page} with ${served}; it seems to ignore the page parameter, so the listing cannot be read completely.`,
+    ),
+  numberedFromZero: (shown: string) =>
+    new ProtocolError(
+      `The marketplace answered page 0 (${shown}) with items that the listing read from page 1 never showed: it seems to number its pages from 0, so the listing cannot be read completely.`,
+    ),
+  keptMoving: (passes: number) =>
+    new ListingMovedError(
+      `The listing kept changing: no two of ${passes} page-by-page passes read the same items; the next sync tries again.`,
+    ),
+  /** Whether an answer's failure is one the windows work around (by asking smaller pages). */
+  tooLarge: (error: unknown): error is ResponseTooLargeError => error instanceof ResponseTooLargeError,
+};

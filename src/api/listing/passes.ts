@@ -1,8 +1,14 @@
-import { ListingMovedError, ResponseTooLargeError } from '../../errors.js';
 import type { ParsedElement } from '../item/item-schema.js';
+import { keptItems, pageIds } from './page.js';
 import type { RawPage } from './page-body.js';
-import { type FetchPage, type PageRequest, readPages } from './page-by-page.js';
-import { type FetchWindow, keptItems, type Paginator, pageIds } from './paginator.js';
+import { readPages } from './page-by-page.js';
+import {
+  type FetchPage,
+  type FetchWindow,
+  listingFailure,
+  type PageRequest,
+  type Paginator,
+} from './paginator.js';
 import type { ListingWindow } from './window.js';
 
 /** Page-by-page passes over a listing whose windows cannot overlap, before two in a row read the same. */
@@ -34,9 +40,7 @@ export const readInPasses: Paginator = async function* readInPasses(fetch, optio
     if (previous !== undefined && sameSequence(previous, sequence)) return;
     previous = sequence;
   }
-  throw new ListingMovedError(
-    `The listing kept changing: no two of ${MAX_PASSES} page-by-page passes read the same items; the next sync tries again.`,
-  );
+  throw listingFailure.keptMoving(MAX_PASSES);
 };
 
 function sameSequence(a: readonly string[], b: readonly string[]): boolean {
@@ -55,7 +59,7 @@ async function pageOrItems(
   try {
     return await fetch(window, request);
   } catch (error) {
-    if (!(error instanceof ResponseTooLargeError) || window.perPage === 1) throw error;
+    if (!listingFailure.tooLarge(error) || window.perPage === 1) throw error;
   }
   const elements: ParsedElement[] = [];
   for (let offset = window.start; offset < window.start + window.perPage; offset += 1) {
@@ -65,7 +69,7 @@ async function pageOrItems(
       if (answer.elements.length === 0) break;
       elements.push(...answer.elements);
     } catch (error) {
-      if (!(error instanceof ResponseTooLargeError)) throw error;
+      if (!listingFailure.tooLarge(error)) throw error;
       elements.push(tooLargeToRead(offset, error.capBytes));
     }
   }

@@ -1,29 +1,30 @@
-import { ProtocolError, ResponseTooLargeError } from '../../errors.js';
+import type { ResponseTooLargeError } from '../../errors.js';
 import { ProvedChain } from './chain.js';
 import { type ListingCheckpoint, readingPerPage } from './checkpoint.js';
 import { Drift } from './drift.js';
 import { drive, type Planner, type Settled, type Step } from './driver.js';
+import { EndVotes } from './end-votes.js';
+import { pageParts, type Received, receivedOf } from './page.js';
 import type { RawPage } from './page-body.js';
-import type { ItemPage } from './page-by-page.js';
-import { PageItems } from './page-items.js';
-import { type Received, receivedOf } from './page-readings.js';
-import { type ListingReadOptions, type Paginator, WindowsMisaligned } from './paginator.js';
-import { RecentIds } from './recent-ids.js';
+import {
+  type ItemPage,
+  type ListingReadOptions,
+  listingFailure,
+  type Paginator,
+  WindowsMisaligned,
+} from './paginator.js';
 import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
+import { RecentIds } from './yielded-ids.js';
 
 /** Readings without a new proved item, beyond those already in flight when the first of them was
  * taken, before the reading starts over from page 1 (once). */
 const MAX_STUCK = 24;
 /** Answers for later pages in a row that repeat page 1 before the server is taken to ignore `page`. */
 const PAGE_ONE_REPEATS = 3;
-/** Ends shown by an answer and gone at the next (not grown), before the reading gives up on a moving end. */
-const MAX_ENDS_MOVED = 64;
 /** Believed ends that more items followed before the listing is taken as one whose pages shift. */
 const MAX_MISPLACED_ENDS = 6;
 /** Times the reading may back up to page 1, having proved items, before windows are given up. */
 const MAX_BACK_TO_START = 2;
-/** Answers in a row, each ending just after the one before, that end a listing growing at its end. */
-const GROWTH_TO_END = 4;
 /** Whole answers after one that ended short before windows are read ahead again (near its end, a
  * listing growing at its end is confirmed one answer at a time). */
 const NEAR_END_ANSWERS = 4;
@@ -76,14 +77,11 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private largestAnswer = 0;
   private misplacedEnds = 0;
   private pageOneRepeats = 0;
-  private endsMoved = 0;
   private rereads = 0;
   /** Where the planned windows will have read to, if every answer comes as planned. */
   private plannedEnd: number;
-  /** Answers that showed the listing ending at the proved item `at`. */
-  private votes = newVotes();
-  /** Answers in a row, each ending short just after the end the one before showed. */
-  private growth = { at: undefined as string | undefined, steps: 0, trusted: false };
+  /** What the answers said of where the listing ends. */
+  private readonly votes = new EndVotes();
   /** Whole answers that prove new items still to come before an answer that ended short is left behind. */
   private nearEnd = 0;
   /** Answers that held no proved item yet, in the order asked (at most one window's worth). */
@@ -102,12 +100,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   }
 
   plan(room: number, inFlight: number): ListingWindow[] {
-    const windows = this.votes.count > 0 ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
+    const windows = this.votes.any ? this.planEnd(inFlight) : this.planAhead(room, inFlight);
     this.requests += windows.length;
     if (this.requests > this.options.maxRequests) {
-      throw new ProtocolError(
-        `The listing had not ended after ${this.options.maxRequests} requests; stopped rather than read forever.`,
-      );
+      throw listingFailure.endless(this.options.maxRequests);
     }
     return windows;
   }
@@ -115,12 +111,13 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   take(window: ListingWindow, settled: Settled<RawPage>): Step<ItemPage> {
     this.answers += 1;
     if (!settled.ok) {
-      if (!(settled.error instanceof ResponseTooLargeError)) throw settled.error;
+      if (!listingFailure.tooLarge(settled.error)) throw settled.error;
       this.tooLarge(window, settled.error);
       return { pages: [], done: false, dropInFlight: true };
     }
     const pages: ItemPage[] = [];
-    const { votes, plannedEnd, replans } = this;
+    const { plannedEnd, replans } = this;
+    const shown = this.votes.shown;
     const answer = receivedOf(settled.value);
     const done = this.takeAnswer(window, answer, pages);
     if (pages.length === 0) this.rereads += 1;
@@ -128,7 +125,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     // This answer showed an end, or (a whole page) missed what was proved and started the plan again
     // from it, while windows were planned past that: a loaded server answers them first, each one more
     // move of a busy listing, until what was proved has drifted out of reach of any window (issue 30).
-    const endShown = this.votes !== votes && this.votes.count > 0;
+    const endShown = this.votes.shown !== shown && this.votes.any;
     const missed = pages.length === 0 && this.replans !== replans && answer.length === window.perPage;
     return { pages, done, dropInFlight: !done && (endShown || missed) && plannedEnd > this.end };
   }
@@ -159,17 +156,16 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private planEnd(inFlight: number): ListingWindow[] {
     const windows: ListingWindow[] = [];
     if (inFlight > 0) return windows;
-    const { shapes, count, noOtherShape, trusted, nothingAfter } = this.votes;
-    if (shapes.size < 2 && !(noOtherShape && count >= 2)) {
+    if (this.votes.wantsAnotherShape) {
       const again = this.anotherWindowAtEnd();
       if (again) windows.push(again);
     }
-    if (!trusted) {
+    if (!this.votes.isTrusted) {
       // Asking no more than the server ever served: a short answer then cannot be its own page size.
       const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
       if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
     }
-    if (nothingAfter === 0 || windows.length === 0) windows.push(windowJustAfter(this.end, this.maxPerPage));
+    if (!this.votes.backed || windows.length === 0) windows.push(windowJustAfter(this.end, this.maxPerPage));
     return windows;
   }
 
@@ -184,12 +180,12 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     // From after the believed end, the end again and nothing past it: items inserted before the end
     // pushed it into this window, and the listing still ends there.
     const endAgain = anchor >= 0 && ids.at(-1) === this.chain.last;
-    if (window.start > this.end && this.votes.count > 0 && (anchor < 0 || endAgain))
+    if (window.start > this.end && this.votes.any && (anchor < 0 || endAgain))
       return this.afterEnd(window, answer);
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) {
       this.prove(window, answer, anchor, pages, true);
       this.proveKept(pages);
-      return this.ended();
+      return this.votes.ended();
     }
     this.missed(window, answer);
     return false;
@@ -218,7 +214,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const endBefore = this.end;
     const expected = endBefore - window.start;
     const after = answer.slice(anchor + 1);
-    const afterIds = after.flatMap((received) => (received.id === null ? [] : [received.id]));
+    const afterIds = idsOf(after);
     if (anchorId !== undefined) this.chain.continueFrom(anchorId, afterIds);
     else {
       // Backing up all the way to page 1 again and again: windows cannot find the proved items here.
@@ -246,7 +242,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     const ends = short && lastId === this.chain.last;
     if (short) this.nearEnd = NEAR_END_ANSWERS;
     else if (progressed) this.nearEnd = Math.max(0, this.nearEnd - 1);
-    const lastEnd = this.growth.at;
+    const lastEnd = this.votes.lastEnd;
     if (ends) this.vote(window, lastEnd !== undefined && answer.some((received) => received.id === lastEnd));
     else if (progressed) this.learnPageSize();
     if (ends || short || Math.abs(shift - leadBefore) >= overlapBefore) this.replan();
@@ -289,7 +285,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (window.perPage <= 2)
       throw new WindowsMisaligned(`an item alone may exceed the cap: ${error.message}`);
     this.maxPerPage = Math.min(this.maxPerPage, Math.floor(window.perPage / 2));
-    this.resetVotes();
+    this.votes.reset();
     this.replan();
   }
 
@@ -301,19 +297,18 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.end = -1;
     }
     this.vote(window, false);
-    this.votes.trusted = true;
-    this.votes.nothingAfter += 1;
+    this.votes.nothingMore(true);
     this.replan();
-    return this.ended();
+    return this.votes.ended();
   }
 
   /** A believed end that more items followed: answers were cut at the server's own page size, or lost
    * their last items, or the listing grew. The largest answer is the server's page size if below ours. */
   private learnPageSize(): void {
-    if (this.votes.count > 0 && this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) {
+    if (this.votes.any && this.largestAnswer > 1 && this.largestAnswer < this.maxPerPage) {
       this.maxPerPage = this.largestAnswer;
     }
-    this.resetVotes();
+    this.votes.reset();
   }
 
   /**
@@ -325,16 +320,16 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
       // Only a window from just after the end backs it; one further on was read ahead.
       if (window.start > this.end + 1) return false;
-      this.votes.nothingAfter += 1;
-      const ended = this.ended();
+      this.votes.nothingMore();
+      const ended = this.votes.ended();
       if (!ended) this.noteStuck();
       return ended;
     }
     // An empty listing that items then joined says nothing of the server's page size.
-    if (this.votes.at !== undefined) this.misplacedEnd();
+    if (this.votes.atAnItem) this.misplacedEnd();
     this.keep(window, answer);
     this.noteStuck();
-    this.resetVotes();
+    this.votes.reset();
     this.replan();
     return false;
   }
@@ -357,7 +352,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     // An empty answer (a false end) says nothing of how the listing moved.
     if (answer.length > 0) this.drift.missed(this.overlap());
     this.back = this.back === 0 ? this.overlap() : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
-    this.resetVotes();
+    this.votes.reset();
     this.replan();
     this.plannedEnd = Math.max(-1, this.end - this.back);
   }
@@ -385,60 +380,20 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     this.chain = new ProvedChain(chainCapacity(this.options.perPage));
   }
 
-  /**
-   * `window`'s answer ended at the proved end, shorter than asked. It confirms the answers before it
-   * when it ends at the same item; it extends them when it holds their end (`holdsLastEnd`: the listing
-   * grew at its end meanwhile).
-   */
+  /** `window`'s answer ended at the proved end, shorter than asked (see `EndVotes.vote`). */
   private vote(window: ListingWindow, holdsLastEnd: boolean): void {
-    const votes = this.votes;
     const trusted = window.perPage <= this.largestAnswer;
-    if (votes.count > 0 && votes.at === this.chain.last) {
-      votes.shapes.add(shapeOf(window));
-      votes.count += 1;
-      votes.trusted ||= trusted;
-      return;
-    }
-    const grown = holdsLastEnd && this.growth.at !== this.chain.last;
-    this.growth = grown
-      ? { at: this.chain.last, steps: this.growth.steps + 1, trusted: this.growth.trusted || trusted }
-      : { at: this.chain.last, steps: 0, trusted };
-    if (grown) this.misplacedEnds = 0;
-    if (votes.count > 0 && !grown && ++this.endsMoved > MAX_ENDS_MOVED) {
-      throw new WindowsMisaligned(`${MAX_ENDS_MOVED} ends an answer showed were gone at the next`);
-    }
-    this.resetVotes();
-    this.votes.at = this.chain.last;
-    this.votes.count = 1;
-    this.votes.trusted = trusted;
-    this.votes.shapes.add(shapeOf(window));
-  }
-
-  private resetVotes(): void {
-    this.votes = newVotes();
-  }
-
-  /**
-   * The end is believed once answers to two different windows ended at the same proved item, one of
-   * them asking no more than the server ever served (its own page size cannot pass for the end), and the
-   * window just after it held nothing more; or, on a listing that grows at its end after every answer,
-   * once `GROWTH_TO_END` answers in a row each ended just after the one before. A server that leaves
-   * out the last items of an answer would have to do so at the same item twice, or that many times in a row.
-   */
-  private ended(): boolean {
-    const { shapes, count, trusted, noOtherShape, nothingAfter } = this.votes;
-    const confirmed = (shapes.size >= 2 || (noOtherShape && count >= 2)) && trusted && nothingAfter >= 1;
-    return confirmed || (this.growth.steps >= GROWTH_TO_END && this.growth.trusted);
+    if (this.votes.vote(this.chain.last, window, trusted, holdsLastEnd)) this.misplacedEnds = 0;
   }
 
   /** A window over the proved end unlike those that already ended there. */
   private anotherWindowAtEnd(): ListingWindow | null {
     for (let overlap = this.overlap(); overlap <= this.maxPerPage; overlap += 1) {
       const window = windowAfter(this.end, overlap, this.maxPerPage);
-      if (window && !this.votes.shapes.has(shapeOf(window))) return window;
+      if (window && !this.votes.has(window)) return window;
     }
     // Pages too small to hold the end in two ways: the same window, asked again.
-    this.votes.noOtherShape = true;
+    this.votes.noOther();
     return windowAfter(this.end, this.overlap(), this.maxPerPage);
   }
 
@@ -464,25 +419,14 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       ids.every((id, i) => id !== null && id === first[i]);
     this.pageOneRepeats = repeats ? this.pageOneRepeats + 1 : 0;
     if (this.pageOneRepeats >= PAGE_ONE_REPEATS) {
-      throw new ProtocolError(
-        `The marketplace served page ${window.page} with the items of page 1; it seems to ignore the page parameter, so the listing cannot be read completely.`,
-      );
+      throw listingFailure.pageIgnored(window.page, 'the items of page 1');
     }
   }
 
   /** The items not yielded lately, as one page with the checkpoint they reach. */
   private page(after: readonly Received[]): ItemPage {
-    const taken = new PageItems();
-    let duplicates = 0;
     this.pages += 1;
-    for (const received of after) {
-      if (received.id !== null && this.yielded.has(received.id)) {
-        duplicates += 1;
-        continue;
-      }
-      if (received.id !== null) this.yielded.add(received.id);
-      taken.add(received, this.pages);
-    }
+    const parts = pageParts(this.pages, after, (id) => !this.yielded.has(id) && this.yielded.add(id));
     const checkpoint: ListingCheckpoint = {
       end: this.end,
       maxPerPage: this.maxPerPage,
@@ -490,35 +434,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     };
     const rereads = this.rereads;
     this.rereads = 0;
-    const { items, invalid, unchanged, sent } = taken;
-    return {
-      page: this.pages,
-      items,
-      invalid,
-      received: after.length,
-      duplicates,
-      rereads,
-      checkpoint: JSON.stringify(checkpoint),
-      unchanged,
-      sent,
-    };
+    return { page: this.pages, ...parts, rereads, checkpoint: JSON.stringify(checkpoint) };
   }
-}
-
-function newVotes() {
-  return {
-    at: undefined as string | undefined,
-    shapes: new Set<string>(),
-    count: 0,
-    trusted: false,
-    /** Answers from just after the end that held nothing more. */
-    nothingAfter: 0,
-    noOtherShape: false,
-  };
-}
-
-function shapeOf(window: ListingWindow): string {
-  return `${window.page}/${window.perPage}`;
 }
 
 /** Proved ids kept: enough to find one again after the listing shifted by several pages. */
@@ -528,3 +445,11 @@ function chainCapacity(perPage: number): number {
 
 /** Proved ids a checkpoint keeps: a resumed reading finds one of them unless more than this many went. */
 const CHECKPOINT_TAIL = 64;
+
+/** The ids of `received`, in order, leaving out elements without one (no array per element, as
+ * `flatMap` makes: this runs on every item of every answer). */
+function idsOf(received: readonly Received[]): string[] {
+  const ids: string[] = [];
+  for (const { id } of received) if (id !== null) ids.push(id);
+  return ids;
+}

@@ -1,15 +1,16 @@
 import { readingPerPage } from './checkpoint.js';
 import { ListingStart } from './listing-start.js';
-import type { ItemPage } from './page-by-page.js';
+import { keptItems } from './page.js';
 import {
   type FetchWindow,
-  keptItems,
+  type ItemPage,
   type ListingReadOptions,
   type Paginator,
   WindowsMisaligned,
 } from './paginator.js';
 import { readInPasses } from './passes.js';
 import { readProved } from './proved-reader.js';
+import { YieldedIds } from './yielded-ids.js';
 
 /**
  * Overlapping windows first, which prove that no item slipped past the reader however the listing
@@ -29,8 +30,8 @@ export async function* readListing(
   options: ListingReadOptions,
 ): AsyncGenerator<ItemPage> {
   let pages = 0;
-  const seen = new Set<string>();
-  const isNew = (id: string | null) => id === null || (!seen.has(id) && seen.add(id) !== undefined);
+  const yielded = new YieldedIds();
+  const isNew = (id: string | null) => id === null || yielded.add(id);
   const start =
     options.pageIds && new ListingStart(options.pageIds, readingPerPage(options.perPage, options.resume));
   const watched = start ? start.watch(fetch) : fetch;
@@ -40,7 +41,7 @@ export async function* readListing(
         pages += 1;
         yield { ...page, page: pages, ...keptItems(page, isNew) };
       }
-      await start?.settle(seen);
+      await start?.settle(yielded);
       return;
     } catch (error) {
       if (!(error instanceof WindowsMisaligned)) throw error;

@@ -211,7 +211,10 @@ async function copyItems(
 
 /**
  * Opens `file` with the store attached and lets `fill` write it. The file is a temporary one until
- * it is complete: no journal, no syncs.
+ * it is complete: no journal file, no syncs. `journal_mode = OFF` is refused on better-sqlite3's
+ * connections (they are opened in SQLite's defensive mode) and left each slice's transaction a
+ * journal file created and deleted beside the file (about 200 at 100,000 items): the journal is kept
+ * in memory instead.
  */
 async function withSnapshot(
   file: string,
@@ -220,7 +223,7 @@ async function withSnapshot(
 ): Promise<SnapshotSqlite> {
   const db = new Database(file);
   try {
-    db.pragma('journal_mode = OFF');
+    db.pragma('journal_mode = MEMORY');
     db.pragma('synchronous = OFF');
     attach(db, storePath, 'store');
     db.pragma(`cache_size = ${CACHE_SIZE}`);

@@ -6,6 +6,7 @@ import { type Decimal, parseDecimal } from '../../../src/domain/decimal.js';
 import type { Item } from '../../../src/domain/item.js';
 import { runContents } from '../../../src/export/formats/run-contents.js';
 import {
+  buildSnapshotSqlite,
   isSnapshotOf,
   SNAPSHOT_SCHEMA_VERSION,
   updateSnapshotSqlite,
@@ -220,6 +221,17 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
     expect(querySqlite(file, "SELECT count(*) AS n FROM changes WHERE change = 'removed'")).toEqual([
       { n: 7 },
     ]);
+  });
+
+  it('is written with its journal in memory: no journal file beside it for each slice', async () => {
+    const first = await firstRun();
+    const contents = runContents(store, 'north', getRun(store, first) as RunSummary);
+    const snapshot = await buildSnapshotSqlite(file, store.path, contents);
+    try {
+      expect(snapshot.db.pragma('journal_mode', { simple: true })).toBe('memory');
+    } finally {
+      snapshot.close();
+    }
   });
 
   it('is recognised as the snapshot of its run in this version’s tables', async () => {
