@@ -10,6 +10,8 @@
  * against 4.55 s, an unchanged one 2.94 s against 2.93 s (`node dist/bench/run.js --items 100000
  * --latencies 0`, 2 runs each).
  * test/api/item/json-source.test.ts checks it against JSON.parse on generated arrays and objects (fast-check).
+ * A listing body read in full has its objects' sources read from its bytes by the scan that delimits
+ * them (`byte-source.ts`), with this scanner as its reference and for what that scan cannot tell.
  */
 
 /** Which members of an object are read, and so which are kept as sent. */

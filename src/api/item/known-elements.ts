@@ -1,6 +1,7 @@
 import type { StoredVersion, VouchedBody } from '../../domain/unchanged-item.js';
+import { fitsParsed } from './byte-source.js';
 import { exactElement, ITEM_LAYOUT, type ParsedElement } from './item-schema.js';
-import { objectSource } from './json-source.js';
+import { type ObjectSource, objectSource } from './json-source.js';
 import type { SentElement as SentSpan } from './sent-text.js';
 
 /** An element of a page as `SentIndex` is asked about it: its id and the hash of its bytes as sent. */
@@ -41,14 +42,17 @@ export function knownElements(
   const asked: SentElement[] = [];
   const askedOf: Read[] = [];
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (const [at, { start, end, sent }] of spans.entries()) {
+  for (const [at, { start, end, sent, source: scanned }] of spans.entries()) {
     const k = sent === undefined ? undefined : recorded?.get(sent);
     elements.push(previous && k !== undefined ? recordedElement(previous, k) : undefined);
     if (k !== undefined) continue;
     const text = buffer.toString('utf8', start, end);
     const json = parsedOrNot(text);
     if (json === NOT_JSON) return undefined;
-    const element = { at, text, json, sent };
+    // The scan's source stands for the text's unless a key was written twice (`fitsParsed`); the text is
+    // then garbage at once, where keeping a page's texts until its look-up outlived young collections.
+    const fits = scanned !== undefined && fitsParsed(json, scanned);
+    const element = { at, json, sent, source: fits ? scanned : objectSource(text, ITEM_LAYOUT, json) };
     read.push(element);
     const id = typeof json === 'object' && json !== null ? (json as { id?: unknown }).id : undefined;
     // Against a previous reading, a new element is almost always a changed item, which no look-up finds:
@@ -62,20 +66,20 @@ export function knownElements(
     const { at, json, sent } = askedOf[k] as Read;
     if (unchanged !== undefined) elements[at] = { json, raw: '', sent, unchanged };
   }
-  for (const { at, text, json, sent } of read) {
+  for (const { at, json, sent, source } of read) {
     if (elements[at] !== undefined) continue;
-    const { raw } = exactElement(json, objectSource(text, ITEM_LAYOUT, json));
+    const { raw } = exactElement(json, source);
     elements[at] = sent === undefined ? { json, raw } : { json, raw, sent };
   }
   return elements as ParsedElement[];
 }
 
-/** An element decoded and parsed: its place in the body, its text and JSON.parse's value of it. */
+/** An element decoded and parsed: its place in the body, JSON.parse's value of it and what that loses. */
 interface Read {
   readonly at: number;
-  readonly text: string;
   readonly json: unknown;
   readonly sent: number | undefined;
+  readonly source: ObjectSource;
 }
 
 const NOT_JSON: unique symbol = Symbol('not JSON');

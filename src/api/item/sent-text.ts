@@ -1,5 +1,16 @@
 import { isUtf8 } from 'node:buffer';
 import { Hash53 } from '../../domain/hash53.js';
+import { ByteSourceScanner, type ScannedSource } from './byte-source.js';
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  skipSpace,
+  valueEnd,
+} from './json-bytes.js';
+import type { ObjectLayout } from './json-source.js';
 
 /**
  * Where each element of a listing body starts and ends in its bytes, and a hash of its bytes exactly as
@@ -20,40 +31,59 @@ export interface SentElement {
    * such an element replaces characters and warns, so it is always read.
    */
   readonly sent: number | undefined;
+  /**
+   * What JSON.parse loses of the object, read by the same scan (`sentElements` with a layout): only
+   * for an object with a hash, whose bytes decode with no character replaced.
+   */
+  readonly source?: ScannedSource;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
 const BOM = [0xef, 0xbb, 0xbf];
 const REPLACEMENT = Buffer.from('\ufffd');
 /** What may be an escaped surrogate (`\uD800`-`\uDFFF`), whose reading may replace it. */
 const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
 
-const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
 /**
  * The elements of the JSON array in `bytes` (after a byte order mark, which decoding drops), in order;
  * undefined unless the bytes between them are exactly an array's (brackets, commas, whitespace), so
  * that the body is one JSON array if and only if each element is a JSON value. The elements themselves
- * are not checked: whoever reads one parses it.
+ * are not checked: whoever reads one parses it. With a `layout`, the scan that delimits an object also
+ * reads its `source` (`byte-source.ts`), so that a body read in full is scanned once.
  */
-export function sentElements(bytes: Uint8Array): SentElement[] | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // Searched once per body (natively): elements are searched one by one only in the rare body that
-  // may need it.
-  const mayReplace = bodyMayReplace(buffer);
-  const next = (start: number): SentElement | undefined => {
-    const end = valueEnd(bytes, start);
+export function sentElements(bytes: Uint8Array, layout?: ObjectLayout): SentElement[] | undefined {
+  const scan = new ElementScan(bytes, layout);
+  return arrayElements(bytes, (start) => scan.element(start), []);
+}
+
+/** Elements delimited by scanning their bytes, each hashed when it is an object that may be. */
+class ElementScan {
+  private readonly buffer: Buffer;
+  private readonly scanner: ByteSourceScanner | undefined;
+  /** Whether any element may need its characters replaced: searched once per body, natively, and
+   * element by element only in the rare body that may need it. */
+  private mayReplace: boolean | undefined;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly layout: ObjectLayout | undefined,
+  ) {
+    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.scanner = layout && new ByteSourceScanner(bytes, this.buffer);
+  }
+
+  /** The element at `start`; undefined when it runs past the end of the bytes. */
+  element(start: number): SentElement | undefined {
+    const { bytes, buffer, layout, scanner } = this;
+    const isObject = bytes[start] === OPEN_BRACE;
+    const source = isObject && layout ? scanner?.scan(start, layout) : undefined;
+    const end = source === undefined ? valueEnd(bytes, start) : scanner?.end;
     if (end === undefined) return undefined;
-    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
-    return { start, end, sent: hashed ? sentHash(bytes, start, end) : undefined };
-  };
-  return arrayElements(bytes, next, []);
+    this.mayReplace ??= bodyMayReplace(buffer);
+    const hashed = isObject && !(this.mayReplace && mayBeReplaced(buffer.subarray(start, end)));
+    if (!hashed) return { start, end, sent: undefined };
+    const sent = sentHash(bytes, start, end);
+    return source === undefined ? { start, end, sent } : { start, end, sent, source };
+  }
 }
 
 /** What a page's answer before held, element by element: the hash of each one's bytes and their length. */
@@ -65,38 +95,36 @@ export interface SentHints {
 /**
  * `sentElements` guided by the elements the same page held before (`hints`): where the next element
  * is expected to be one of them again, its bytes are only hashed over that element's length, not
- * scanned for their structure; any other element is scanned as `sentElements` scans it. A 1 % resync
- * reads about two thirds of the pages changed, each with one or two changed elements among a hundred:
- * scanning every byte of them was most of reading them. The result is `sentElements`'s, whatever the
+ * scanned for their structure; any other element is scanned as `sentElements` scans it (with the
+ * `source` it reads by `layout`). A 1 % resync reads about two thirds of the pages changed, each with
+ * one or two changed elements among a hundred: scanning every byte of them was most of reading them. The result is `sentElements`'s, whatever the
  * hints (test/api/item/known-elements.test.ts): bytes that hash as an element held before are that
  * element (a collision is 2^-53 a comparison, the trust `knownElements` already puts in the hash), so
  * they end where its scan ended, and an object's hash is given exactly when the scan gives it.
  */
-export function sentElementsAgainst(bytes: Uint8Array, hints: SentHints): SentElement[] | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let mayReplace: boolean | undefined;
+export function sentElementsAgainst(
+  bytes: Uint8Array,
+  hints: SentHints,
+  layout?: ObjectLayout,
+): SentElement[] | undefined {
+  const scan = new ElementScan(bytes, layout);
   const at = new Map<number, number>();
   for (const [k, hash] of hints.sent.entries()) at.set(hash, k);
   let expected = 0;
-  const elements: SentElement[] = [];
   const next = (start: number): SentElement | undefined => {
     const guess = guessed(bytes, start, hints, expected);
     if (guess !== undefined) {
       expected += 1;
       return guess;
     }
-    const end = valueEnd(bytes, start);
-    if (end === undefined) return undefined;
-    mayReplace ??= bodyMayReplace(buffer);
-    const hashed = bytes[start] === OPEN_BRACE && !(mayReplace && mayBeReplaced(buffer.subarray(start, end)));
-    const sent = hashed ? sentHash(bytes, start, end) : undefined;
-    const k = sent === undefined ? undefined : at.get(sent);
+    const element = scan.element(start);
+    const k = element?.sent === undefined ? undefined : at.get(element.sent);
     // An element in the place of the one expected (changed) moves the expectation on by one; one held
     // elsewhere before puts it after that one.
     expected = k === undefined ? expected + 1 : k + 1;
-    return { start, end, sent };
+    return element;
   };
-  return arrayElements(bytes, next, elements);
+  return arrayElements(bytes, next, []);
 }
 
 /** The element expected at `start` when its bytes are exactly those the hints hold for it. */
@@ -151,55 +179,4 @@ function mayBeReplaced(element: Buffer): boolean {
   return (
     !isUtf8(element) || element.includes(REPLACEMENT) || ESCAPED_SURROGATE.test(element.toString('latin1'))
   );
-}
-
-function skipSpace(bytes: Uint8Array, from: number): number {
-  let at = from;
-  while (isSpace(bytes[at])) at += 1;
-  return at;
-}
-
-/** Index just past the value starting at `start`; undefined when it runs past the end of the bytes. */
-function valueEnd(bytes: Uint8Array, start: number): number | undefined {
-  const first = bytes[start];
-  if (first === QUOTE) return stringEnd(bytes, start);
-  if (first === OPEN_BRACE || first === OPEN_BRACKET) return containerEnd(bytes, start);
-  let at = start;
-  for (; at < bytes.length; at += 1) {
-    const c = bytes[at];
-    if (c === COMMA || c === CLOSE_BRACKET || c === CLOSE_BRACE || isSpace(c)) break;
-  }
-  return at > start ? at : undefined;
-}
-
-/** Index just past the object or array opened at `open`. UTF-8 never puts an ASCII byte inside a
- * character, so JSON's structure can be read from bytes. */
-function containerEnd(bytes: Uint8Array, open: number): number | undefined {
-  let depth = 0;
-  for (let at = open; at < bytes.length; at += 1) {
-    const c = bytes[at];
-    if (c === QUOTE) {
-      const end = stringEnd(bytes, at);
-      if (end === undefined) return undefined;
-      at = end - 1;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      depth += 1;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth -= 1;
-      if (depth === 0) return at + 1;
-    }
-  }
-  return undefined;
-}
-
-/** Index just past the string opened at `open`. */
-function stringEnd(bytes: Uint8Array, open: number): number | undefined {
-  let at = bytes.indexOf(QUOTE, open + 1);
-  while (at !== -1) {
-    let backslashes = 0;
-    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
-    if (backslashes % 2 === 0) return at + 1;
-    at = bytes.indexOf(QUOTE, at + 1);
-  }
-  return undefined;
 }

@@ -73,12 +73,13 @@ export function readListingBody(response: HttpResponse, context: ListingBodyCont
   return { elements };
 }
 
-/** The elements of `bytes`, delimited with the help of the same page's answer before when it can give it. */
+/** The elements of `bytes`, delimited with the help of the same page's answer before when it can give it,
+ * each scanned one with its source (`SentElement.source`). */
 function spansOf(bytes: Uint8Array, previous: VouchedBody | undefined): SentElement[] | undefined {
   const lengths = previous?.lengths;
   return previous && lengths
-    ? sentElementsAgainst(bytes, { sent: previous.sent, lengths })
-    : sentElements(bytes);
+    ? sentElementsAgainst(bytes, { sent: previous.sent, lengths }, ITEM_LAYOUT)
+    : sentElements(bytes, ITEM_LAYOUT);
 }
 
 /** The reference reading of a listing answer: parsed in full, each element with its exact numbers. */

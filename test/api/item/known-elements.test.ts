@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReceivedResponse } from '../../../src/api/http/response.js';
-import { normaliseElement, type ParsedElement } from '../../../src/api/item/item-schema.js';
+import { fitsParsed } from '../../../src/api/item/byte-source.js';
+import { ITEM_LAYOUT, normaliseElement, type ParsedElement } from '../../../src/api/item/item-schema.js';
+import { objectSource } from '../../../src/api/item/json-source.js';
 import { knownElements, type SentIndex } from '../../../src/api/item/known-elements.js';
 import { type SentHints, sentElements, sentElementsAgainst } from '../../../src/api/item/sent-text.js';
 import { readListingBody } from '../../../src/api/listing/page-body.js';
@@ -220,6 +222,51 @@ function broken(whole: Buffer, [at, how, byte]: [number, string, number]): Buffe
   return Buffer.concat([whole.subarray(0, k), Buffer.from([byte]), whole.subarray(k)]);
 }
 
+describe('sentElements with a layout, the scan that also reads what JSON.parse loses', () => {
+  it('delimits and hashes as without one, and reads the source objectSource reads wherever it fits the parse', () => {
+    let read = 0;
+    fc.assert(
+      fc.property(bodyText, fc.option(breakage, { freq: 4 }), (text, breaking) => {
+        const whole = bytesOf(text);
+        const bytes = breaking === null ? whole : broken(whole, breaking);
+        const scanned = sentElements(bytes, ITEM_LAYOUT);
+        expect(scanned?.map(({ start, end, sent }) => ({ start, end, sent }))).toEqual(sentElements(bytes));
+        for (const { start, end, sent, source } of scanned ?? []) {
+          if (source === undefined) continue;
+          expect(sent).toBeDefined();
+          const elementText = bytes.toString('utf8', start, end);
+          const json = (() => {
+            try {
+              return JSON.parse(elementText) as unknown;
+            } catch {
+              return undefined;
+            }
+          })();
+          if (json === undefined || !fitsParsed(json, source)) continue;
+          read += 1;
+          const { numbers, unknown } = source;
+          expect({ numbers, unknown }).toEqual(objectSource(elementText, ITEM_LAYOUT, json));
+        }
+      }),
+    );
+    // Not vacuous: most generated items are read by the scan.
+    expect(read).toBeGreaterThan(50);
+  });
+
+  it('tells a key written twice, which the scan cannot read as JSON.parse does', () => {
+    const text = '[{"id":"a","x":1,"price":1.50,"x":2,"shop":{"id":"s","k":1,"k":2},"price":"3"}]';
+    const [element] = sentElements(bytesOf(text), ITEM_LAYOUT) ?? [];
+    const json = JSON.parse(text)[0];
+    expect(element?.source && fitsParsed(json, element.source)).toBe(false);
+    const once = '[{"id":"a","x":1,"price":1.50,"shop":{"id":"s","k":1}}]';
+    const [single] = sentElements(bytesOf(once), ITEM_LAYOUT) ?? [];
+    const parsed = JSON.parse(once)[0];
+    expect(single?.source && fitsParsed(parsed, single.source)).toBe(true);
+    expect(single?.source?.unknown).toBe('{"x":1,"shop":{"k":1}}');
+    expect(single?.source?.numbers).toEqual(new Map([['price', '1.50']]));
+  });
+});
+
 describe('sentElementsAgainst, the elements delimited with the help of the page before', () => {
   it("delimits and hashes a changed answer exactly as sentElements does, with the page before's elements as hints", () => {
     fc.assert(
@@ -233,6 +280,12 @@ describe('sentElementsAgainst, the elements delimited with the help of the page 
           const whole = bytesOf(`[${gap}${edited(elements, changes).join(`,${gap}`)}]`);
           const after = breaking === null ? whole : broken(whole, breaking);
           expect(sentElementsAgainst(after, hintsOf(before))).toEqual(sentElements(after));
+          // With a layout, an element scanned rather than recognised carries the source the scan reads.
+          const scanned = sentElements(after, ITEM_LAYOUT);
+          for (const [i, element] of (
+            sentElementsAgainst(after, hintsOf(before), ITEM_LAYOUT) ?? []
+          ).entries())
+            if (element.source !== undefined) expect(element).toEqual(scanned?.[i]);
         },
       ),
     );
@@ -261,10 +314,14 @@ describe('sentElementsAgainst, the elements delimited with the help of the page 
 describe('a listing body read element by element', () => {
   it('reads every element as the full parse does when the store knows none of them', () => {
     fc.assert(
-      fc.property(bodyText, (text) => {
+      fc.property(bodyText, fc.boolean(), (text, withSources) => {
         const bytes = bytesOf(text);
         const { index } = storeOf(bytesOf('[]'));
-        const read = knownElements(bytes, sentElements(bytes) ?? [], index);
+        const read = knownElements(
+          bytes,
+          sentElements(bytes, withSources ? ITEM_LAYOUT : undefined) ?? [],
+          index,
+        );
         expect(read?.map(({ json, raw }) => ({ json, raw }))).toEqual(
           reference(bytes).map(({ json, raw }) => ({ json, raw })),
         );
@@ -274,23 +331,30 @@ describe('a listing body read element by element', () => {
 
   it('gives the items of the full parse for a changed answer, reading only the elements whose bytes the page had not', () => {
     fc.assert(
-      fc.property(fc.array(elementText, { maxLength: 6 }), edits, (elements, changes) => {
-        const before = bytesOf(`[${elements.join(',')}]`);
-        const afterElements = edited(elements, changes);
-        const after = bytesOf(`[\n${afterElements.join(',\n')}\n]`);
-        const { index, items, asked, body } = storeOf(before);
-        const read = knownElements(after, sentElements(after) ?? [], index, body) ?? [];
-        expect(itemsRead(read, items)).toEqual(reference(after).map(itemOf));
-        // The elements the page had, byte for byte, are not parsed, and nothing is looked up.
-        const recorded = new Set(body.sent);
-        expect(asked).toEqual([]);
-        for (const [i, { sent }] of (sentElements(after) ?? []).entries()) {
-          if (sent !== undefined && recorded.has(sent)) expect(read[i]?.raw).toBe('');
-        }
-        // With no previous reading, the store is asked about each element instead: the same items.
-        const viaIndex = knownElements(after, sentElements(after) ?? [], index) ?? [];
-        expect(itemsRead(viaIndex, items)).toEqual(reference(after).map(itemOf));
-      }),
+      fc.property(
+        fc.array(elementText, { maxLength: 6 }),
+        edits,
+        fc.boolean(),
+        (elements, changes, withSources) => {
+          const before = bytesOf(`[${elements.join(',')}]`);
+          const afterElements = edited(elements, changes);
+          const after = bytesOf(`[\n${afterElements.join(',\n')}\n]`);
+          const { index, items, asked, body } = storeOf(before);
+          const layout = withSources ? ITEM_LAYOUT : undefined;
+          const spans = sentElementsAgainst(after, hintsOf(before), layout) ?? [];
+          const read = knownElements(after, spans, index, body) ?? [];
+          expect(itemsRead(read, items)).toEqual(reference(after).map(itemOf));
+          // The elements the page had, byte for byte, are not parsed, and nothing is looked up.
+          const recorded = new Set(body.sent);
+          expect(asked).toEqual([]);
+          for (const [i, { sent }] of (sentElements(after) ?? []).entries()) {
+            if (sent !== undefined && recorded.has(sent)) expect(read[i]?.raw).toBe('');
+          }
+          // With no previous reading, the store is asked about each element instead: the same items.
+          const viaIndex = knownElements(after, sentElements(after, layout) ?? [], index) ?? [];
+          expect(itemsRead(viaIndex, items)).toEqual(reference(after).map(itemOf));
+        },
+      ),
     );
   });
 

@@ -73,14 +73,28 @@ const edgeValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.jsonValue({ maxDepth: 2 }), weight: 1 },
 );
 
+/** Decimals as text, plain or not (leading and trailing zeros, signs, no digits), near the limits of 40 digits. */
+const decimalText = fc
+  .tuple(
+    fc.constantFrom('', '', '-', '+', '0', '00'),
+    fc.oneof(fc.stringMatching(/^[0-9]{0,4}$/), fc.stringMatching(/^[1-9][0-9]{38,40}$/)),
+    fc.oneof(fc.constant(''), fc.stringMatching(/^\.[0-9]{0,4}$/), fc.stringMatching(/^\.[0-9]{39,41}$/)),
+  )
+  .map((parts) => parts.join(''));
+
 /** Values of the usual shape for each key (the shop's and the item's), so that most elements start valid. */
 const usual: Record<string, fc.Arbitrary<unknown>> = {
   id: fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,12}$/), fc.nat()),
   title: fc.string({ maxLength: 12 }),
   url: fc.constant('https://api.example.com/v1/items/1'),
   created_at: fc.constant('2024-01-01T00:00:00Z'),
-  price: fc.oneof(fc.constantFrom('12.50', '0', '1e3', '3.10'), fc.nat(), fc.double({ min: 0, max: 1e6 })),
-  original_price: fc.constantFrom(null, '', '20', 20.5, undefined),
+  price: fc.oneof(
+    fc.constantFrom('12.50', '0', '1e3', '3.10'),
+    fc.nat(),
+    fc.double({ min: 0, max: 1e6 }),
+    decimalText,
+  ),
+  original_price: fc.oneof(fc.constantFrom(null, '', '20', 20.5, undefined), decimalText),
   quantity: fc.oneof(fc.nat({ max: 100 }), fc.constantFrom('5', '-2')),
   published: fc.constantFrom(true, false, 'false', 0, undefined),
   currency: fc.constantFrom('EUR', null, undefined),
