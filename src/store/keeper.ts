@@ -20,8 +20,11 @@ export interface StoreKeeper {
   letGo(): Promise<void>;
 }
 
-/** Threads holding keepers: a store's fsyncs wait for one, so a few let a fleet's syncs overlap theirs. */
-const KEEPER_THREADS = 4;
+/**
+ * Threads holding keepers: a store's fsyncs wait for its thread, so two let a fleet's syncs overlap theirs
+ * (each costs about 8 MiB of memory).
+ */
+const KEEPER_THREADS = 2;
 
 /**
  * The threads' code, as evaluated CommonJS (as in verify.ts: the same text runs from the sources, from
@@ -90,6 +93,8 @@ class KeeperThread {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
       workerData: { module: sqliteModule, busyTimeoutMs: BUSY_TIMEOUT_MS },
+      // The thread's JavaScript only passes messages: a small heap saves a little memory.
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
     });
     this.worker.unref();
     this.worker.on('message', (answer: Answer) => this.settle(answer));
