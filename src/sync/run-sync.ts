@@ -172,7 +172,7 @@ class ShopSync {
     const plan = this.planCheck();
     this.log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
     if (plan.kind === 'none') await createStoreFile(this.paths.store);
-    this.keeper = await keepStore(this.paths.store);
+    if (this.deps.fsyncsOffLoop) this.keeper = await keepStore(this.paths.store);
     const store = openStore(this.paths.store);
     this.store = store;
     if (answeredBefore(store, this.client.origin)) this.client.knownToAnswer();
