@@ -21,6 +21,8 @@ import { startSimulatorProcess } from './simulator-process.js';
 
 /** Syncs the worker runs at once: small shops wait on the network, not on the CPU. */
 const SCALE_CONCURRENCY = 32;
+/** libuv's threads in the worker, as in the image (its default is 4). */
+const THREADPOOL_SIZE = 16;
 /** How long the worker is left idle before its resident memory is read. */
 const IDLE_MS = 3_000;
 const SAMPLE_MS = 200;
@@ -30,6 +32,8 @@ export interface ScaleResult {
   itemsPerShop: number;
   latencyMs: number;
   concurrency: number;
+  /** The worker's UV_THREADPOOL_SIZE. */
+  threadpool: number;
   /** From spawning `shop-sync worker` until it logged `worker started`. */
   startupMs: number;
   /** The worker's own TCP connections to Redis (from /proc): after start-up, and the most during the round. */
@@ -115,6 +119,8 @@ export async function runScale(
       REDIS_URL: redisUrl,
       OPS_PORT: '0',
       WORKER_CONCURRENCY: String(SCALE_CONCURRENCY),
+      // As the image sets it for a worker of many small shops (docs/operations.md): the feeds' fsyncs.
+      UV_THREADPOOL_SIZE: String(THREADPOOL_SIZE),
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     };
@@ -158,6 +164,7 @@ export async function runScale(
       itemsPerShop: items,
       latencyMs: LATENCY_MS,
       concurrency: SCALE_CONCURRENCY,
+      threadpool: THREADPOOL_SIZE,
       startupMs,
       connections: { idle: idleConnections, peak: peakConnections },
       clientList: { before, after },

@@ -117,7 +117,7 @@ function printSingle(result: SingleResult): void {
 
 function printScale(result: ScaleResult): void {
   process.stdout.write(
-    `shop-sync fleet-scale benchmark: ${result.shops} shops x ${result.itemsPerShop} items, ${result.latencyMs} ms a request, one worker (WORKER_CONCURRENCY=${result.concurrency})\n\n`,
+    `shop-sync fleet-scale benchmark: ${result.shops} shops x ${result.itemsPerShop} items, ${result.latencyMs} ms a request, one worker (WORKER_CONCURRENCY=${result.concurrency}, UV_THREADPOOL_SIZE=${result.threadpool})\n\n`,
   );
   const { first, baseline } = result;
   table(

@@ -104,6 +104,8 @@ function runJob(
       logger: log,
     }),
     leaseOwner: String(job.id),
+    // A worker runs many syncs on one event loop: none of them waits there for another's fsyncs.
+    fsyncsOffLoop: true,
     acceptRemovals,
     onProgress: throttledProgress(job, log),
     ...deps.extraDeps?.(shop),

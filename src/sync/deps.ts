@@ -23,6 +23,12 @@ export interface SyncDeps {
   /** Who the sync belongs to beyond this process (the worker's job id): see `LeaseOptions.owner`. */
   leaseOwner?: string;
   /**
+   * The store's fsyncs are made by a keeper connection in another thread (`keepStore`), not on the event
+   * loop: for a process running many syncs at once (the worker). A lone sync has nothing else for its
+   * event loop to do, and would only pay the thread (about 7 MiB and 20 ms of CPU).
+   */
+  fsyncsOffLoop?: boolean;
+  /**
    * Told once a run ends, complete, held or failed (not when stopped or busy: that run is not over), before
    * `runSync` returns or throws; awaited, and its own failure only logged: it never changes the sync's
    * outcome. The CLI delivers the notification from here, the worker queues it.

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { answeredBefore, recordAnswered } from '../store/answered-origins.js';
 import { type CheckPlan, markChecked, takeCheckMark } from '../store/check-mark.js';
 import { commitRun, tallyRun } from '../store/commit.js';
+import { keepStore, type StoreKeeper } from '../store/keeper.js';
 import { acquireLease, DEFAULT_LEASE, type Lease } from '../store/lease.js';
 import { createStoreFile } from '../store/new-store.js';
 import { isSqliteError, openStore, type Store, storeError } from '../store/open.js';
@@ -106,6 +107,7 @@ class ShopSync {
   private readonly paths: ShopPaths;
   private readonly client: MarketplaceClient;
   private store: Store | undefined;
+  private keeper: StoreKeeper | undefined;
   private lease: Lease | undefined;
   private check: StoreCheck | undefined;
 
@@ -170,6 +172,7 @@ class ShopSync {
     const plan = this.planCheck();
     this.log.debug({ check: plan.kind, reason: plan.reason, checkedAt: plan.checkedAt }, 'store check');
     if (plan.kind === 'none') await createStoreFile(this.paths.store);
+    if (this.deps.fsyncsOffLoop) this.keeper = await keepStore(this.paths.store);
     const store = openStore(this.paths.store);
     this.store = store;
     if (answeredBefore(store, this.client.origin)) this.client.knownToAnswer();
@@ -373,8 +376,8 @@ class ShopSync {
   }
 
   /**
-   * Releases what the sync acquired, each even if another fails: the lease, the store check, the client
-   * and the store. Returns the first failure, as an error naming the file.
+   * Releases what the sync acquired, each even if another fails: the lease, the store check, the client,
+   * the store and its keeper. Returns the first failure, as an error naming the file.
    */
   private async release(): Promise<unknown> {
     const { store } = this;
@@ -394,6 +397,8 @@ class ShopSync {
     await attempt(() => this.check?.cancel());
     await attempt(() => this.client.close());
     await attempt(() => store?.close());
+    // After the store: the keeper's connection, the last, checkpoints the WAL off the event loop.
+    await attempt(() => this.keeper?.letGo());
     return failures[0];
   }
 }

@@ -229,9 +229,9 @@ describe('the store check of a sync', () => {
   const storeFile = () => shopPaths(config.dataDir, 'shop').store;
   const mark = () => JSON.parse(readFileSync(checkMarkPath(storeFile()), 'utf8')) as CheckMark;
   /** The sync's debug lines about the store check: what it planned and, when it ran one, its answer. */
-  async function checkedSync(): Promise<{ plan: unknown; checked: unknown[] }> {
+  async function checkedSync(extra: Partial<SyncDeps> = {}): Promise<{ plan: unknown; checked: unknown[] }> {
     const { logger, output } = capturedLogger();
-    await sync({ log: logger });
+    await sync({ ...extra, log: logger });
     const lines = output()
       .split('\n')
       .filter((line) => line !== '')
@@ -261,6 +261,24 @@ describe('the store check of a sync', () => {
       checked: [expect.objectContaining({ status: 'ok' })],
     });
     expect(new Date(mark().checkedAt).getTime()).toBeGreaterThan(new Date(first.checkedAt).getTime());
+  });
+
+  it("with its fsyncs off the event loop (the worker's), leaves the store checkpointed and marked: the next sync skips the check", async () => {
+    expect(await checkedSync({ fsyncsOffLoop: true })).toEqual({
+      plan: { check: 'none', reason: 'a new store' },
+      checked: [],
+    });
+    // The keeper closed last: it checkpointed the WAL into the file, which is what lets the mark be written.
+    expect(existsSync(`${storeFile()}-wal`)).toBe(false);
+    expect(existsSync(checkMarkPath(storeFile()))).toBe(true);
+    expect(await checkedSync({ fsyncsOffLoop: true })).toEqual({
+      plan: { check: 'skip', reason: 'the file is as the last checked sync left it' },
+      checked: [],
+    });
+    inspect((store) => {
+      expect(listRuns(store).map((run) => run.status)).toEqual(['complete', 'complete']);
+      expect(withoutRaw(snapshotItems(store, 2))).toEqual(truthById(sim));
+    });
   });
 
   it('still finds damage written into the file as soon as a checked sync left it, and keeps the snapshot', async () => {
