@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { SQLITE_MODULE } from './sqlite-module.js';
 
 /**
  * A second connection to a store, held in a thread of its own while a sync writes the store on the main
@@ -78,8 +78,6 @@ interface Answer {
   readonly error?: { readonly message: string; readonly code: string };
 }
 
-const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
-
 /** One keeper thread: its pending requests keep the process alive, and only they. */
 class KeeperThread {
   private readonly worker: Worker;
@@ -92,7 +90,7 @@ class KeeperThread {
   constructor() {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { module: sqliteModule, busyTimeoutMs: BUSY_TIMEOUT_MS },
+      workerData: { module: SQLITE_MODULE, busyTimeoutMs: BUSY_TIMEOUT_MS },
       // The thread's JavaScript only passes messages: a small heap saves a little memory.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
     });

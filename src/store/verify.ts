@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { StoreCorruptError, type StoreError } from '../errors.js';
 import { isCorruption, recoveryAdvice, storeError } from './open.js';
+import { SQLITE_MODULE } from './sqlite-module.js';
 
 /**
  * What `PRAGMA quick_check` found in a store: `ok`, or `corrupt` with the first problems SQLite listed,
@@ -47,8 +47,6 @@ try {
 
 type WorkerAnswer = { problems: string[] } | { error: { message: string; code: string } };
 
-const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
-
 /**
  * Starts `PRAGMA quick_check` of the store `file` off the main thread. It reads every page of the file
  * (0.2 s of CPU for a 75 MB store of 100,000 items, 2 s at 1,000,000), which a sync overlaps with reading
@@ -58,7 +56,7 @@ const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
 export function startStoreCheck(file: string): StoreCheck {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { module: sqliteModule, file, problems: PROBLEMS_QUOTED, busyTimeoutMs: BUSY_TIMEOUT_MS },
+    workerData: { module: SQLITE_MODULE, file, problems: PROBLEMS_QUOTED, busyTimeoutMs: BUSY_TIMEOUT_MS },
   });
   const result = new Promise<StoreHealth>((resolve) => {
     const fail = (error: unknown) =>

@@ -97,10 +97,11 @@ export interface SentHints {
  * is expected to be one of them again, its bytes are only hashed over that element's length, not
  * scanned for their structure; any other element is scanned as `sentElements` scans it (with the
  * `source` it reads by `layout`). A 1 % resync reads about two thirds of the pages changed, each with
- * one or two changed elements among a hundred: scanning every byte of them was most of reading them. The result is `sentElements`'s, whatever the
- * hints (test/api/item/known-elements.test.ts): bytes that hash as an element held before are that
- * element (a collision is 2^-53 a comparison, the trust `knownElements` already puts in the hash), so
- * they end where its scan ended, and an object's hash is given exactly when the scan gives it.
+ * one or two changed elements among a hundred: scanning every byte of them was most of reading them.
+ * The result is `sentElements`'s, whatever the hints (test/api/item/known-elements.test.ts): bytes
+ * that hash as an element held before are that element (a collision is 2^-53 a comparison, the trust
+ * `knownElements` already puts in the hash), so they end where its scan ended, and an object's hash is
+ * given exactly when the scan gives it.
  */
 export function sentElementsAgainst(
   bytes: Uint8Array,
