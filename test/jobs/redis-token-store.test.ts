@@ -137,3 +137,61 @@ describe('RedisTokenStore', () => {
     expect((await storeOn(second).get())?.accessToken).toMatch(/\S/);
   });
 });
+
+/** The GETs of the shop's token key that Redis serves while `work` runs, as MONITOR shows them. */
+async function tokenReads(work: () => Promise<void>): Promise<number> {
+  const monitor = await new Redis(TEST_REDIS_URL).monitor();
+  const key = `${prefix}:token:shop`;
+  const sentinel = `${prefix}:sentinel`;
+  let reads = 0;
+  const seen = new Promise<void>((resolve) =>
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'get' && args[1] === key) reads += 1;
+      if (args[1] === sentinel) resolve();
+    }),
+  );
+  try {
+    await work();
+    // Every command sent before the sentinel has reached MONITOR once the sentinel has.
+    await first.get(sentinel);
+    await seen;
+  } finally {
+    monitor.disconnect();
+  }
+  return reads;
+}
+
+describe('a client and the shared token', () => {
+  it('reads the token from Redis to start and when it falls due, not before every request', async () => {
+    const lasting = await startSimulator({ items: 200, seed: 4 });
+    const client = () =>
+      new MarketplaceClient({
+        baseUrl: lasting.baseUrl,
+        ...lasting.credentials,
+        tokenStore: storeOn(first),
+        maxInFlight: 1,
+      });
+    const readAll = async (reader: MarketplaceClient) => {
+      const ids = new Set<string>();
+      try {
+        for await (const page of reader.readItems({ perPage: 10 }))
+          for (const item of page.items) ids.add(item.id);
+      } finally {
+        await reader.close();
+      }
+      return ids.size;
+    };
+    try {
+      // One look before logging in, one more under the renewal lock; the token lasts the whole read.
+      expect(await tokenReads(async () => expect(await readAll(client())).toBe(200))).toBe(2);
+      const requests = lasting.stats().listingRequests;
+      expect(requests).toBeGreaterThanOrEqual(20);
+      // Another process finds the token stored: one look, however many requests it sends.
+      expect(await tokenReads(async () => expect(await readAll(client())).toBe(200))).toBe(1);
+      expect(lasting.stats().listingRequests - requests).toBeGreaterThanOrEqual(20);
+      expect(lasting.stats().tokenRequests.password).toBe(1);
+    } finally {
+      await lasting.close();
+    }
+  });
+});

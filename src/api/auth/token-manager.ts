@@ -90,6 +90,13 @@ export class TokenManager {
   /** Set once a refreshed token was refused: from then on renewals use the password grant directly. */
   private refreshLeadsNowhere = false;
   private readonly seenTokens = new Set<string>();
+  /**
+   * The token this manager last read from the store or put there: sent without asking the store again
+   * until it falls due. A shared store's round trip before every request was most of a small sync's
+   * token cost; a token another process has since replaced is still found, on the 401 it may earn
+   * (renewals read the store under its lock first).
+   */
+  private held: StoredToken | undefined;
   /** Once the password grant is refused, every caller gets that answer instead of asking again. */
   private refusal: CredentialsError | undefined;
 
@@ -105,6 +112,7 @@ export class TokenManager {
 
   /** A token to send now: the stored one (another client's too, when the store is shared) unless it is due for renewal. */
   async accessToken(budget: RetryBudget): Promise<string> {
+    if (this.held && Date.now() < this.held.renewAt) return this.held.accessToken;
     const current = await this.store.get();
     if (current) this.remember(current);
     if (current && Date.now() < current.renewAt) return current.accessToken;
@@ -179,6 +187,7 @@ export class TokenManager {
         ? await this.refreshOrLogIn(refreshToken, budget)
         : await this.logIn(budget);
     await this.store.set(token);
+    this.remember(token);
     return token;
   }
 
@@ -242,8 +251,9 @@ export class TokenManager {
     return token;
   }
 
-  /** A token from the store is a secret of this manager's too, wherever it came from. */
+  /** A token from the store is the one to send, and a secret of this manager's too, wherever it came from. */
   private remember(token: StoredToken): void {
+    this.held = token;
     this.seenTokens.add(token.accessToken);
     if (token.refreshToken) this.seenTokens.add(token.refreshToken);
   }
