@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { isShopName, SHOP_NAME_RULE } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
-import type { SyncSummary } from '../src/sync/index.js';
+import { type HeldSummary, heldError, type SyncProgress, type SyncSummary } from '../src/sync/index.js';
 import { logErrors } from './log-errors.js';
 import { QueueUnavailableError } from './queue-errors.js';
 import { rememberingRepeatStrategy } from './repeat-strategy.js';
@@ -59,6 +59,25 @@ export const ShopJobData = z.strictObject({
   acceptRemovals: z.literal(true).optional(),
 });
 export type ShopJobData = z.infer<typeof ShopJobData>;
+
+/**
+ * A sync job's progress: how far its run has got while it runs; once its run is held, that run's
+ * summary. A held job fails for good with the sentence (not retried; `status` lists it with its reason),
+ * and a failed job keeps no return value: its progress is where `trigger --wait` finds the counts.
+ */
+export type SyncJobProgress = SyncProgress | { readonly held: HeldSummary };
+
+/**
+ * The held run's summary of a job that failed because its run was held, else undefined. Its failure
+ * reason must be that run's sentence: a job that held a run, stalled before it was failed and then
+ * failed otherwise on its next attempt still has the held summary as its progress.
+ */
+export function heldSummaryOf(job: Pick<Job, 'progress' | 'failedReason'>): HeldSummary | undefined {
+  const { progress } = job;
+  if (typeof progress !== 'object' || progress === null || !('held' in progress)) return undefined;
+  const held = (progress as { held: HeldSummary }).held;
+  return held?.status === 'held' && heldError(held).message === job.failedReason ? held : undefined;
+}
 
 export type SyncJob = Job<ShopJobData, SyncSummary>;
 export type SyncQueue = Queue<ShopJobData, SyncSummary>;

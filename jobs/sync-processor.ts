@@ -1,10 +1,17 @@
 import { DelayedError, type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type AppConfig, requireConnection, type ShopConfig } from '../src/config/app-config.js';
-import { InterruptedError, RemovalsHeldError, ShopSyncError, SyncBusyError } from '../src/errors.js';
+import { InterruptedError, ShopSyncError, SyncBusyError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import { runSync, type SyncDeps, type SyncProgress, type SyncSummary } from '../src/sync/index.js';
-import { ShopJobData, SYNC_JOB } from './queue.js';
+import {
+  type HeldSummary,
+  heldError,
+  runSync,
+  type SyncDeps,
+  type SyncProgress,
+  type SyncSummary,
+} from '../src/sync/index.js';
+import { ShopJobData, SYNC_JOB, type SyncJobProgress } from './queue.js';
 import { RedisTokenStore } from './redis-token-store.js';
 
 export interface SyncProcessorDeps {
@@ -50,7 +57,10 @@ export function syncProcessor(deps: SyncProcessorDeps): Processor {
       const running = runJob(job as Job<ShopJobData>, data, deps, { log, syncLog }, signal);
       const summary = await untilForced(running, deps.forced);
       // Held: the job fails for good with the sentence; the next scheduled sync reads the listing again.
-      if (summary.status === 'held') throw new RemovalsHeldError(`Shop ${shop}: ${summary.held}.`);
+      if (summary.status === 'held') {
+        await recordHeld(job, summary, log);
+        throw heldError(summary);
+      }
       return summary;
     } catch (error) {
       if (error instanceof SyncBusyError && !deps.stopping.aborted) {
@@ -141,6 +151,17 @@ function untilForced<T>(work: Promise<T>, forced: AbortSignal): Promise<T> {
     if (forced.aborted) return abandon();
     forced.addEventListener('abort', abandon, { once: true });
     work.then(resolve, reject).finally(() => forced.removeEventListener('abort', abandon));
+  });
+}
+
+/**
+ * The held run's summary as the job's last progress, before the job fails: `trigger --wait` prints it as
+ * `sync` does. Redis failing here costs only that: the trigger then reports the job's sentence alone.
+ */
+async function recordHeld(job: Job, summary: HeldSummary, log: Logger): Promise<void> {
+  const progress: SyncJobProgress = { held: summary };
+  await job.updateProgress(progress).catch((error: unknown) => {
+    log.warn({ err: error }, 'could not record the held run for the job');
   });
 }
 

@@ -3,7 +3,7 @@ import { Job } from 'bullmq';
 import { InterruptedError, ShopSyncError } from '../src/errors.js';
 import type { SyncSummary } from '../src/sync/index.js';
 import { groupServing, readGroups } from './groups.js';
-import { enqueueSync, type ShopQueues } from './queue.js';
+import { enqueueSync, heldSummaryOf, type ShopQueues } from './queue.js';
 import {
   NoWorkerError,
   QueueUnavailableError,
@@ -50,6 +50,7 @@ export async function triggerSyncs(
   );
 }
 
+/** A sync that ran to its end (its summary, complete or held, as `sync` has it), or failed otherwise. */
 export type SyncResult =
   | { readonly shop: string; readonly job: string; readonly summary: SyncSummary }
   | { readonly shop: string; readonly job: string; readonly error: ShopSyncError };
@@ -66,11 +67,11 @@ export interface WaitOptions {
 const POLL_MS = 200;
 
 /**
- * Waits until a worker has finished each triggered sync: completed (its summary) or failed for good
- * (its reason). A sync interrupted by a worker's shutdown or retrying after a failure is still waited
- * for. Polls the jobs' states, so a thousand shops need no connection each, and all of them in one round
- * trip (`pollStates`): asking job by job made `trigger --all --wait` spend as much CPU as a third of the
- * syncs it waited for, Redis' included.
+ * Waits until a worker has finished each triggered sync: completed (its summary), held (the held run's
+ * summary its failed job keeps) or failed for good (its reason). A sync interrupted by a worker's
+ * shutdown or retrying after a failure is still waited for. Polls the jobs' states, so a thousand shops
+ * need no connection each, and all of them in one round trip (`pollStates`): asking job by job made
+ * `trigger --all --wait` spend as much CPU as a third of the syncs it waited for, Redis' included.
  */
 export async function waitForSyncs(
   queues: ShopQueues,
@@ -136,6 +137,8 @@ async function finished(
   if (state === 'completed' || state === 'failed') {
     const job = await Job.fromId<unknown, SyncSummary>(queue, one.job);
     if (state === 'completed' && job) return { ...one, summary: job.returnvalue };
+    const held = job && heldSummaryOf(job);
+    if (held) return { ...one, summary: held };
     const reason = job?.failedReason ?? 'the job was removed';
     return {
       ...one,

@@ -1,3 +1,4 @@
+import { RemovalsHeldError } from '../errors.js';
 import type { RunCounts } from '../store/run-records.js';
 
 /** What a sync is doing: reading the listing, confirming removals, committing, writing the feeds. */
@@ -45,6 +46,17 @@ export type SyncSummary = { shop: string; run: number } & (
   | { status: 'held'; held: string }
 ) &
   RunCounts & { duration_ms: number };
+
+/** The summary of a held run. */
+export type HeldSummary = SyncSummary & { status: 'held' };
+
+/**
+ * The failure a held run ends its command or job with: the one sentence, naming the shop, that `sync`,
+ * `trigger --wait` and the worker's failed job all say.
+ */
+export function heldError(summary: HeldSummary): RemovalsHeldError {
+  return new RemovalsHeldError(`Shop ${summary.shop}: ${summary.held}.`);
+}
 
 /** The contract's `sync --json` object. */
 export type SummaryJson = { shop: string; run: number; status: SyncSummary['status'] } & RunCounts & {

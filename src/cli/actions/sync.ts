@@ -2,7 +2,7 @@ import { readSecret, type ShopConfig } from '../../config/app-config.js';
 import { DeliveryError, RemovalsHeldError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';
-import { type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync/index.js';
+import { heldError, type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync/index.js';
 import { type CommandContext, commandContext } from '../context.js';
 import { forEachShop, type ShopChoice } from '../each-shop.js';
 import { type CliIO, writeLine } from '../io.js';
@@ -29,7 +29,7 @@ export async function syncAction(io: CliIO, flags: SyncFlags): Promise<void> {
       const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
       const summary = await syncOne(shop, context, io, secret, flags.acceptRemovals === true);
       writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
-      if (summary.status === 'held') throw new RemovalsHeldError(`Shop ${shop.name}: ${summary.held}.`);
+      if (summary.status === 'held') throw heldError(summary);
     },
     (shop, error) => {
       if (error instanceof RemovalsHeldError) {

@@ -10,8 +10,8 @@ import {
   waitForSyncs,
 } from '../../../jobs/trigger-syncs.js';
 import { type AppConfig, findShop } from '../../config/app-config.js';
-import { UsageError } from '../../errors.js';
-import { summaryJson } from '../../sync/index.js';
+import { type ShopSyncError, UsageError } from '../../errors.js';
+import { heldError, summaryJson } from '../../sync/index.js';
 import { summaryText } from '../actions/sync.js';
 import { commandContext } from '../context.js';
 import { type CliIO, writeLine } from '../io.js';
@@ -69,18 +69,25 @@ async function report(
   flags: TriggerFlags,
   io: CliIO,
 ): Promise<void> {
+  // As `sync` reports: each summary (a held one too) as its sync ends; with several shops, each failure's
+  // sentence as it comes, then one that counts them; with one, its failure is the command's.
   const print = (result: SyncResult) => {
     if ('summary' in result) {
       const { summary } = result;
       writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
-    } else if (triggered.length > 1) writeLine(io.stderr, `shop-sync: ${result.error.message}`);
+    }
+    const error = failureOf(result);
+    if (error && triggered.length > 1) writeLine(io.stderr, `shop-sync: ${error.message}`);
   };
   const results = await waitForSyncs(queues, triggered, {
     signal: io.signal,
     timeoutMs: flags.timeout === undefined ? undefined : flags.timeout * 1000,
     onResult: print,
   });
-  const failed = results.flatMap((result) => ('error' in result ? [result] : []));
+  const failed = results.flatMap((result) => {
+    const error = failureOf(result);
+    return error ? [{ shop: result.shop, error }] : [];
+  });
   const [first] = failed;
   if (!first) return;
   if (results.length === 1) throw first.error;
@@ -88,6 +95,12 @@ async function report(
   throw new SyncJobFailedError(
     `${failed.length} of ${results.length} syncs failed (shop ${shops}), as said above.`,
   );
+}
+
+/** Why a sync fails the command: its job failed, or its run was held (its summary printed first). */
+function failureOf(result: SyncResult): ShopSyncError | undefined {
+  if ('error' in result) return result.error;
+  return result.summary.status === 'held' ? heldError(result.summary) : undefined;
 }
 
 function chosenShops(config: AppConfig, flags: TriggerFlags): string[] {
