@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { issueText, knownKeys, type Problems, unknownKeyHint } from './config-problems.js';
+import { parseConfigText } from './config-text.js';
 import { isShopName, type SettingType, SHOP_NAME_RULE, text } from './setting-types.js';
 import { APP, CONNECTION, type Setting, SHOP, SOURCES, variable } from './settings.js';
 
@@ -43,11 +43,9 @@ export function readConfigFile(file: string, problems: Problems): FileSettings {
     problems.add(setting, `${setting} names ${file}, which does not exist.`);
     return empty;
   }
-  // Loaded only for a config file: a command configured by its environment does not pay for yaml.
-  const { parse: parseYaml } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   let data: unknown;
   try {
-    data = parseYaml(readFileSync(file, 'utf8'));
+    data = parseConfigText(readFileSync(file, 'utf8'));
   } catch (error) {
     const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
     problems.add(setting, `${file} is not valid YAML or JSON: ${reason}`);
