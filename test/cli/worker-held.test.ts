@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
+import { simulatorShopLines } from '../helpers/config-files.js';
 import { Receiver } from '../helpers/receiver.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { freePort, metricsOnce, sample } from '../jobs/ops/ops-fixtures.js';
@@ -131,18 +132,9 @@ it('holds the run: trigger --wait exits 1 with the sentence, /metrics, /healthz,
 
 it('trigger --all --wait reports each shop like sync --all: a held one prints its summary, says its sentence and fails the command', async () => {
   const file = path.join(temp.dir, 'shops.yaml');
-  const { clientId, clientSecret, username, password } = sim.credentials;
-  const shop = (name: string, extra: string[] = []) => [
-    `  ${name}:`,
-    `    base_url: ${sim.baseUrl}`,
-    `    client_id: ${clientId}`,
-    `    client_secret: ${clientSecret}`,
-    `    username: ${username}`,
-    `    password: ${password}`,
-    ...extra,
-  ];
   // Both read the one simulator: north is held by the default rule, south removes whatever it must.
-  writeFileSync(file, ['shops:', ...shop('north'), ...shop('south', ['    max_removed: none'])].join('\n'));
+  const south = simulatorShopLines(sim, 'south', ['max_removed: none']);
+  writeFileSync(file, ['shops:', ...simulatorShopLines(sim, 'north'), ...south].join('\n'));
   const configured = Object.fromEntries(
     Object.entries(env).filter(([key]) => !key.startsWith('MARKETPLACE_') && key !== 'SHOP_NAME'),
   );

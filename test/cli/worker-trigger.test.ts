@@ -11,6 +11,7 @@ import { schedulerId } from '../../jobs/schedulers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
+import { simulatorShopLines } from '../helpers/config-files.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
@@ -241,16 +242,8 @@ describe('shop-sync worker and trigger', () => {
 
   it('trigger --all --wait --json queues every shop in one process and prints one object per line', async () => {
     const file = path.join(temp.dir, 'shops.yaml');
-    const { clientId, clientSecret, username, password } = sim.credentials;
-    const shop = (name: string) => [
-      `  ${name}:`,
-      `    base_url: ${sim.baseUrl}`,
-      `    client_id: ${clientId}`,
-      `    client_secret: ${clientSecret}`,
-      `    username: ${username}`,
-      `    password: ${password}`,
-    ];
-    writeFileSync(file, ['shops:', ...shop('north'), ...shop('south'), ...shop('west')].join('\n'));
+    const shops = ['north', 'south', 'west'].flatMap((name) => simulatorShopLines(sim, name));
+    writeFileSync(file, ['shops:', ...shops].join('\n'));
     const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
     env = { ...rest, SHOP_SYNC_CONFIG: file };
     for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../src/errors.js';
+import type { Simulator } from '../../src/simulator/index.js';
 
 /** A fresh folder for config files and secret files, and a way to write one into it. */
 export function configFolder(prefix: string): { dir: string; file(name: string, text: string): string } {
@@ -25,4 +26,18 @@ export function configError(fn: () => unknown): ConfigError {
     throw error;
   }
   throw new Error('expected a ConfigError');
+}
+
+/** A shop of the simulator `sim` as lines of a YAML config file's `shops:` mapping, then `extra` lines of its own. */
+export function simulatorShopLines(sim: Simulator, name: string, extra: readonly string[] = []): string[] {
+  const { clientId, clientSecret, username, password } = sim.credentials;
+  return [
+    `  ${name}:`,
+    `    base_url: ${sim.baseUrl}`,
+    `    client_id: ${clientId}`,
+    `    client_secret: ${clientSecret}`,
+    `    username: ${username}`,
+    `    password: ${password}`,
+    ...extra.map((line) => `    ${line}`),
+  ];
 }

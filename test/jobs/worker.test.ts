@@ -25,6 +25,7 @@ import { openStore } from '../../src/store/open.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { listRuns } from '../../src/store/run-records.js';
 import type { SyncSummary } from '../../src/sync/index.js';
+import { simulatorShopLines } from '../helpers/config-files.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
@@ -70,18 +71,9 @@ function configWith(extra: Record<string, string> = {}): AppConfig {
 /** A config file of several shops of the simulator, each with its own schedule. */
 function shopsConfig(shops: Record<string, string>): AppConfig {
   const file = path.join(temp.dir, `shops-${Object.keys(shops).join('-')}.yaml`);
-  const { clientId, clientSecret, username, password } = sim.credentials;
   const lines = ['shops:'];
   for (const [name, schedule] of Object.entries(shops)) {
-    lines.push(
-      `  ${name}:`,
-      `    base_url: ${sim.baseUrl}`,
-      `    client_id: ${clientId}`,
-      `    client_secret: ${clientSecret}`,
-      `    username: ${username}`,
-      `    password: ${password}`,
-      `    schedule: "${schedule}"`,
-    );
+    lines.push(...simulatorShopLines(sim, name, [`schedule: "${schedule}"`]));
   }
   writeFileSync(file, lines.join('\n'));
   return loadConfig({
