@@ -1,6 +1,7 @@
 /** What the CLI, the worker and the notifications use of the sync: one sync of one shop, and its outcome. */
 export type { SyncDeps } from './deps.js';
 export {
+  failedJson,
   type HeldSummary,
   heldError,
   type RunEnded,

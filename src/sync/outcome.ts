@@ -63,6 +63,11 @@ export type SummaryJson = { shop: string; run: number; status: SyncSummary['stat
     duration_ms: number;
   };
 
+/** What `sync --all --json` and `trigger --wait --json` print for a shop whose sync failed. */
+export function failedJson(shop: string, error: Error): { shop: string; status: 'failed'; error: string } {
+  return { shop, status: 'failed', error: error.message };
+}
+
 /** The contract's `sync --json` shape, keys in the documented order (notifications extend it). */
 export function summaryJson(s: SyncSummary): SummaryJson {
   return {

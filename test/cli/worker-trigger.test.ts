@@ -268,6 +268,35 @@ describe('shop-sync worker and trigger', () => {
     );
   });
 
+  it('trigger --all --wait --json prints a failed shop as sync --all --json does, the others complete', async () => {
+    const file = path.join(temp.dir, 'shops.yaml');
+    const refused = simulatorShopLines(sim, 'east').map((line) =>
+      line.startsWith('    password:') ? '    password: not-the-password' : line,
+    );
+    writeFileSync(file, ['shops:', ...simulatorShopLines(sim, 'north'), ...refused].join('\n'));
+    const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
+    env = { ...rest, SHOP_SYNC_CONFIG: file };
+    for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];
+    await startWorker();
+
+    const all = await runCli(['trigger', '--all', '--wait', '--json'], env);
+
+    expect(all.code).toBe(1);
+    const lines = all.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const byShop = Object.fromEntries(lines.map((line) => [line.shop, line]));
+    expect(Object.keys(byShop).sort()).toEqual(['east', 'north']);
+    expect(Object.keys(byShop.north)).toEqual(SYNC_JSON_KEYS);
+    expect(byShop.north).toMatchObject({ status: 'complete', items: 300 });
+    expect(Object.keys(byShop.east)).toEqual(['shop', 'status', 'error']);
+    expect(byShop.east.status).toBe('failed');
+    expect(byShop.east.error).toMatch(/refused/);
+    expect(all.stderr).toMatch(/\nshop-sync: 1 of 2 syncs failed \(shop east\), as said above\.\n$/);
+    expect(all.stdout + all.stderr).not.toContain('not-the-password');
+  });
+
   it('the worker refuses to start, exit 2 naming the setting, when a shop cannot sync', async () => {
     const noMarketplace = await runCli(['worker'], {
       DATA_DIR: temp.dir,

@@ -2,7 +2,14 @@ import { readSecret, type ShopConfig } from '../../config/app-config.js';
 import { DeliveryError, RemovalsHeldError } from '../../errors.js';
 import { CLI_RETRY, deliverWithin } from '../../notify/deliver.js';
 import { notificationOf } from '../../notify/payload.js';
-import { heldError, type RunEnded, runSync, type SyncSummary, summaryJson } from '../../sync/index.js';
+import {
+  failedJson,
+  heldError,
+  type RunEnded,
+  runSync,
+  type SyncSummary,
+  summaryJson,
+} from '../../sync/index.js';
 import { type CommandContext, commandContext } from '../context.js';
 import { forEachShop, type ShopChoice } from '../each-shop.js';
 import { type CliIO, writeLine } from '../io.js';
@@ -36,8 +43,7 @@ export async function syncAction(io: CliIO, flags: SyncFlags): Promise<void> {
         writeLine(io.stderr, `shop-sync: ${error.message}`);
         return;
       }
-      if (flags.json)
-        writeLine(io.stdout, JSON.stringify({ shop: shop.name, status: 'failed', error: error.message }));
+      if (flags.json) writeLine(io.stdout, JSON.stringify(failedJson(shop.name, error)));
       writeLine(io.stderr, `shop-sync: Shop ${shop.name} failed: ${error.message}`);
     },
   );

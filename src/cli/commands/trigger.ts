@@ -11,7 +11,7 @@ import {
 } from '../../../jobs/trigger-syncs.js';
 import { type AppConfig, findShop } from '../../config/app-config.js';
 import { type ShopSyncError, UsageError } from '../../errors.js';
-import { heldError, summaryJson } from '../../sync/index.js';
+import { failedJson, heldError, summaryJson } from '../../sync/index.js';
 import { summaryText } from '../actions/sync.js';
 import { commandContext } from '../context.js';
 import { type CliIO, writeLine } from '../io.js';
@@ -70,14 +70,18 @@ async function report(
   io: CliIO,
 ): Promise<void> {
   // As `sync` reports: each summary (a held one too) as its sync ends; with several shops, each failure's
-  // sentence as it comes, then one that counts them; with one, its failure is the command's.
+  // sentence as it comes (and with --json its object), then one that counts them; with one, its failure
+  // is the command's.
+  const several = triggered.length > 1;
   const print = (result: SyncResult) => {
     if ('summary' in result) {
       const { summary } = result;
       writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+    } else if (flags.json && several) {
+      writeLine(io.stdout, JSON.stringify(failedJson(result.shop, result.error)));
     }
     const error = failureOf(result);
-    if (error && triggered.length > 1) writeLine(io.stderr, `shop-sync: ${error.message}`);
+    if (error && several) writeLine(io.stderr, `shop-sync: ${error.message}`);
   };
   const results = await waitForSyncs(queues, triggered, {
     signal: io.signal,
