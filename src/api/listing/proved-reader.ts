@@ -59,7 +59,8 @@ interface Kept {
  */
 export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> {
   private chain: ProvedChain;
-  /** Offset of the last proved item, as of the latest answer that held it (-1: nothing proved yet). */
+  /** Offset of the last proved item, as of the latest answer that held it or showed where it went (see
+   * `aimAt`) (-1: nothing proved yet). */
   private end: number;
   private maxPerPage: number;
   /** How the listing moved between answers lately. */
@@ -291,6 +292,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (Math.abs(estimate - this.end) < this.overlap()) return;
     this.end = estimate;
     this.endAnswer = this.answers;
+    // A search for the proved items starts again from there, with windows close to it.
+    this.back = 0;
     this.votes.reset();
     this.replan();
   }
