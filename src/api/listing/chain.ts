@@ -29,6 +29,13 @@ export class ProvedChain {
     return this.ids.at(-1);
   }
 
+  /** How many proved ids follow `id` (proved) in the chain. */
+  provedAfter(id: string): number {
+    const position = this.position.get(id);
+    if (position === undefined) throw new Error(`ProvedChain: ${id} is not proved`);
+    return this.dropped + this.ids.length - 1 - position;
+  }
+
   /** The last `count` ids, oldest first (what a checkpoint keeps). */
   tail(count: number): string[] {
     return this.ids.slice(-count).filter((id, i, tail) => this.position.get(id) === this.at(tail.length, i));

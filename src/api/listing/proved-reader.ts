@@ -51,14 +51,16 @@ interface Kept {
 /**
  * The planner of overlapping windows. Windows overlap the proved end by more than the listing moved
  * between answers lately (`overlap`): one item on a still listing, so that it costs a percent or two more
- * requests than pages. An answer that holds no proved item is kept, and a window starting further back is
- * asked: once an answer proves the items before a kept one, the kept one proves its own. The end is
- * believed after two answers that end at the same proved item and one for the window after it that holds
- * nothing new.
+ * requests than pages. An answer that holds no proved item is kept, and windows further from the proved
+ * end are asked, behind it and ahead of it in turn: once an answer proves the items before a kept one, the
+ * kept one proves its own, and an answer that holds proved items short of the last one shows where the
+ * proved end went. The end is believed after two answers that end at the same proved item and one for the
+ * window after it that holds nothing new.
  */
 export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> {
   private chain: ProvedChain;
-  /** Offset of the last proved item, as of the latest answer that held it (-1: nothing proved yet). */
+  /** Offset of the last proved item, as of the latest answer that held it or showed where it went (see
+   * `aimAt`) (-1: nothing proved yet). */
   private end: number;
   private maxPerPage: number;
   /** How the listing moved between answers lately. */
@@ -66,8 +68,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   /** Answers taken, and how many had been when `end` was last proved: the listing moves between answers. */
   private answers = 0;
   private endAnswer = 0;
-  /** How far before `end` the next window starts, beyond the overlap, after answers that proved nothing. */
+  /** How far from `end` the next window starts, beyond the overlap, after answers that proved nothing. */
   private back = 0;
+  /** Whether that window is after `end` (the search for the proved items looks on both sides in turn). */
+  private ahead = false;
   /** Times the plan started again from what was proved: a window planned before the latest says little. */
   private replans = 0;
   private readonly generation = new WeakMap<ListingWindow, number>();
@@ -159,7 +163,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     return { pages: [], done: false };
   }
 
-  /** Windows ahead of what was read: from the planned end, or from further back after a miss. */
+  /** Windows ahead of what was read: from the planned end, or from further off after a miss. */
   private planAhead(room: number, inFlight: number): ListingWindow[] {
     const windows: ListingWindow[] = [];
     // Fewer in flight while the listing moves by nearly half a window between answers, and near an end
@@ -236,6 +240,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     // besides is new since, and moves nothing.
     if (!atEnd && !short && anchorId !== undefined && lastId != null && this.chain.has(lastId)) {
       const unseen = answer.filter((received) => received.id !== null && !this.chain.has(received.id));
+      if (fresh) this.aimAt(window.start + answer.length - 1 + this.chain.provedAfter(lastId));
       if (unseen.length > 0) pages.push(this.page(unseen));
       else this.noteStuck();
       return;
@@ -276,6 +281,21 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     else if (progressed) this.learnPageSize();
     if (ends || short || Math.abs(shift - leadBefore) >= overlapBefore) this.replan();
     if (after.length > 0) pages.push(this.page(after));
+  }
+
+  /**
+   * A fresh answer holds proved items short of the last one: the listing lists the rest of them after
+   * it, so the proved end now lies about `estimate`, wherever the listing moved it since it was proved
+   * (after a search, often further than any window planned from where it was proved would look).
+   */
+  private aimAt(estimate: number): void {
+    if (Math.abs(estimate - this.end) < this.overlap()) return;
+    this.end = estimate;
+    this.endAnswer = this.answers;
+    // A search for the proved items starts again from there, with windows close to it.
+    this.back = 0;
+    this.votes.reset();
+    this.replan();
   }
 
   /** Kept answers that now hold a proved item prove what follows it, in the order they were asked. */
@@ -372,8 +392,14 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     }
   }
 
-  /** An answer that holds no proved item: the listing moved more than the overlap; kept, and a window
-   * from further back asked. */
+  /**
+   * An answer that holds no proved item: the listing moved more than the overlap; kept, and a window
+   * further off asked, behind the proved end and then as far ahead of it, twice as far each round. Every
+   * answer moves a busy listing, those of windows dropped in flight too (the server had them), so after a
+   * burst of them the proved items may lie hundreds of items away: back when items before them were
+   * sold, forward when items were listed before them. The search is not bounded by the proved ids kept:
+   * it ends at page 1 at worst, which proves itself.
+   */
   private missed(window: ListingWindow, answer: readonly Received[]): void {
     this.keep(window, answer);
     // Asked before the plan started again from what was proved, its miss was foreseen.
@@ -381,10 +407,17 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     this.noteStuck();
     // An empty answer (a false end) says nothing of how the listing moved.
     if (answer.length > 0) this.drift.missed(this.overlap());
-    this.back = this.back === 0 ? this.overlap() : Math.min(this.back * 2, chainCapacity(this.maxPerPage));
+    if (this.back === 0) {
+      this.back = this.overlap();
+      this.ahead = false;
+    } else if (!this.ahead) this.ahead = true;
+    else {
+      this.ahead = false;
+      this.back *= 2;
+    }
     this.votes.reset();
     this.replan();
-    this.plannedEnd = Math.max(-1, this.end - this.back);
+    this.plannedEnd = this.ahead ? this.end + this.back : Math.max(-1, this.end - this.back);
   }
 
   private keep(window: ListingWindow, answer: readonly Received[]): void {
