@@ -30,7 +30,10 @@ const MAX_REREADS = 5;
  *   requested after it is read once more: the server may have answered them before the move;
  * - an empty page (or a 404 or 204 after the first page) is asked again, and the last page read again,
  *   before the end is believed; a server that repeats a short last page for every later page (it clamps
- *   `page`) ends there too, and one that ignores `page` fails.
+ *   `page`) ends there too;
+ * - pages of only items already read, beyond what insertions in a still-moving listing usually make, are
+ *   told apart by page 1 read again (see `blame`): a server that ignores `page` fails the reading
+ *   (`ProtocolError`), a listing that moved ahead of it ends this pass (`PassOutrun`).
  * Up to `maxInFlight` requests are in flight, the read-ahead window adapting between 1 and that.
  */
 export async function* readPages(
@@ -64,10 +67,12 @@ export async function* readPages(
       let reading = receivedOf(next.raw);
       const reasked = reading.length === 0;
       if (reasked) reading = await askAgain(next.page, held, read, guard);
-      if (reading.length === 0 || (held && guard.endsAtRepeat(next.page, reading, held))) {
+      const repeat = held && reading.length > 0 ? guard.repeat(reading, held) : 'new';
+      if (reading.length === 0 || repeat === 'end') {
         if (held) yield guard.finish(held.add(reading));
         return;
       }
+      if (repeat === 'suspect') await blame(next.page, reading, read);
       guard.measure(reading.length);
       if (held) {
         if (guard.mayBeShort(held)) await confirm(held, read, guard);
@@ -82,6 +87,30 @@ export async function* readPages(
     abort.abort();
     await ahead.drain();
   }
+}
+
+/**
+ * The listing moved ahead of a page-by-page pass: items listed before the reader pushed what it had read
+ * onto the pages after it, so those pages hold only items already read. Reading on, the pass would read
+ * them again, and as long as the listing keeps moving that fast it would never reach the end; the pass
+ * proves nothing anyway (the listing did not hold still), so the next one starts over (`readInPasses`).
+ */
+export class PassOutrun extends Error {}
+
+/**
+ * `reading` (of `page`) holds only items already read, as a server that ignores `page` answers. Such a
+ * server answers page 1 again: asked now, page 1 holds the same items. A listing that moved holds others
+ * there (what was listed since, or what page 1 holds anyway when the move was further down).
+ */
+async function blame(
+  page: number,
+  reading: readonly Received[],
+  read: (page: number) => Promise<Received[]>,
+): Promise<never> {
+  const first = await read(1);
+  const samePage = first.length === reading.length && first.every((item, i) => item.id === reading[i]?.id);
+  if (samePage) throw listingFailure.pageIgnored(page, 'the items of page 1');
+  throw new PassOutrun(`page ${page} held only items already read: the listing moved ahead of the reading`);
 }
 
 /**
@@ -134,10 +163,12 @@ export function singlePage(page: number, raw: RawPage): ItemPage {
 /**
  * Remembers the ids of the last two pages yielded (no more: memory stays bounded), drops their repeats,
  * and tells a server that clamps `page` to its last page (it repeats that page, shorter than the pages
- * before it, past the end) from one that ignores `page` (it serves the same items again and again, which
- * would otherwise be read until the page cap). A page made only of ids just read happens when items are
- * inserted while reading, twice in a row when pages hold one or two items; the same ids as the page
- * before (more than one), or three such pages in a row, cannot.
+ * before it, past the end) from pages that hold only items already read. A page made only of ids just
+ * read happens when items are inserted while reading, twice in a row when pages hold one or two items;
+ * the same ids as the page before (more than one), or three such pages in a row, need more: a server that
+ * ignores `page` (it serves the same items again and again, which would otherwise be read until the page
+ * cap), or a listing that moved by pages at once (a busy shop, several answers in flight). Those are
+ * `suspect`, and `blame` tells which.
  */
 class ListingGuard {
   private recent: ReadonlySet<string>[] = [];
@@ -165,24 +196,25 @@ class ListingGuard {
     return this.largestPages < 2 && (this.pageSize === undefined || held.size < this.pageSize);
   }
 
-  /** Whether `reading` (of `page`, after `held`) repeats the short last page, and so ends the listing. */
-  endsAtRepeat(page: number, reading: readonly Received[], held: PageReadings): boolean {
+  /**
+   * What `reading` (the page after `held`) holds: `end`, a repeat of the short last page, which ends the
+   * listing; `suspect`, only items already read, more of them than insertions alone explain (see the
+   * class); `new`, anything else.
+   */
+  repeat(reading: readonly Received[], held: PageReadings): 'end' | 'suspect' | 'new' {
     const ids = reading.map((received) => received.id);
     const allSeen = ids.every(
       (id) => id !== null && (held.has(id) || this.recent.some((set) => set.has(id))),
     );
     if (!allSeen) {
       this.repeatedPages = 0;
-      return false;
+      return 'new';
     }
     const latest = held.latestIds;
     const sameAsHeld = ids.length === latest.length && ids.every((id, i) => id === latest[i]);
-    if (sameAsHeld && held.size < this.largest) return true;
+    if (sameAsHeld && held.size < this.largest) return 'end';
     this.repeatedPages += 1;
-    if ((sameAsHeld && ids.length > 1) || this.repeatedPages >= 3) {
-      throw listingFailure.pageIgnored(page, `only items already read (${ids.length} of them)`);
-    }
-    return false;
+    return (sameAsHeld && ids.length > 1) || this.repeatedPages >= 3 ? 'suspect' : 'new';
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ParsedElement } from '../item/item-schema.js';
 import { keptItems, pageIds } from './page.js';
 import type { RawPage } from './page-body.js';
-import { readPages } from './page-by-page.js';
+import { PassOutrun, readPages } from './page-by-page.js';
 import {
   type FetchPage,
   type FetchWindow,
@@ -16,7 +16,8 @@ const MAX_PASSES = 4;
 
 /**
  * The listing read page by page, again and again until two passes in a row read the same items in the
- * same order: the listing held still for the second of them, so it missed nothing. For a server whose
+ * same order: the listing held still for the second of them, so it missed nothing. A pass that the
+ * listing outran (`PassOutrun`) counts as one of them and agrees with none. For a server whose
  * pages do not start at `(page - 1) * per_page`, or a listing that moves too fast for windows to keep
  * up with it.
  */
@@ -27,15 +28,23 @@ export const readInPasses: Paginator = async function* readInPasses(fetch, optio
   let previous: string[] | undefined;
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
     const sequence: string[] = [];
-    for await (const page of readPages(byPage, {
-      maxInFlight: options.maxInFlight,
-      pageSize: perPage,
-      maxPages: options.maxRequests,
-    })) {
-      sequence.push(...pageIds(page));
-      // An item without an id cannot be matched across passes: only the first pass's are yielded.
-      // Items read in an earlier pass, `readListing` leaves out.
-      yield pass === 1 ? page : { ...page, ...keptItems(page, (id) => id !== null) };
+    try {
+      for await (const page of readPages(byPage, {
+        maxInFlight: options.maxInFlight,
+        pageSize: perPage,
+        maxPages: options.maxRequests,
+      })) {
+        sequence.push(...pageIds(page));
+        // An item without an id cannot be matched across passes: only the first pass's are yielded.
+        // Items read in an earlier pass, `readListing` leaves out.
+        yield pass === 1 ? page : { ...page, ...keptItems(page, (id) => id !== null) };
+      }
+    } catch (error) {
+      if (!(error instanceof PassOutrun)) throw error;
+      // The listing moved ahead of this pass: it read only part of the listing, which no pass can
+      // agree with, and the next pass reads it all again.
+      previous = undefined;
+      continue;
     }
     if (previous !== undefined && sameSequence(previous, sequence)) return;
     previous = sequence;
