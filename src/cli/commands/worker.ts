@@ -8,12 +8,13 @@ import type { CliIO } from '../io.js';
 /**
  * How far V8 lets the old generation grow past what its last full collection kept, in per cent. A
  * worker's many syncs at once allocate fast, and V8 then lets that generation reach up to four times
- * its live size before collecting it: 30 MiB live became 120 MiB resident. Twice bounds the peak at
- * the same CPU (docs/benchmark.md: 100 shops x 2,000 items, peak RSS 274 MiB before, 224 after, CPU a
- * shop 136 against 135 ms). Read by V8 at each collection, so it applies from start-up on; a worker
- * only, where the syncs of a fleet meet.
+ * its live size before collecting it: 30 MiB live became 120 MiB resident. Half as much again bounds
+ * the peak (docs/benchmark.md: 1,000 shops x 20 items, peak RSS 290-304 MiB with V8's own growth,
+ * 256-259 at twice, 240-247 at half as much again; 100 shops x 2,000 items, 288 → 207 MiB, CPU a shop
+ * within the noise). Read by V8 at each collection, so it applies from start-up on; a worker only,
+ * where the syncs of a fleet meet.
  */
-const OLD_GENERATION_GROWTH_PERCENT = 100;
+const OLD_GENERATION_GROWTH_PERCENT = 50;
 
 export function workerCommand(io: CliIO): Command {
   return new Command('worker')
