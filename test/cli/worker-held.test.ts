@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
-import { simulatorShopLines } from '../helpers/config-files.js';
+import { configuredByFile, simulatorShopLines } from '../helpers/config-files.js';
 import { Receiver } from '../helpers/receiver.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { freePort, metricsOnce, sample } from '../jobs/ops/ops-fixtures.js';
@@ -135,10 +135,7 @@ it('trigger --all --wait reports each shop like sync --all: a held one prints it
   // Both read the one simulator: north is held by the default rule, south removes whatever it must.
   const south = simulatorShopLines(sim, 'south', ['max_removed: none']);
   writeFileSync(file, ['shops:', ...simulatorShopLines(sim, 'north'), ...south].join('\n'));
-  const configured = Object.fromEntries(
-    Object.entries(env).filter(([key]) => !key.startsWith('MARKETPLACE_') && key !== 'SHOP_NAME'),
-  );
-  env = { ...configured, SHOP_SYNC_CONFIG: file };
+  env = configuredByFile(env, file);
   workers.push(await startWorkerProcess(env));
   const first = await runCli(['trigger', '--all', '--wait', '--json'], env);
   expect(first.code, first.stderr).toBe(0);

@@ -11,7 +11,7 @@ import { schedulerId } from '../../jobs/schedulers.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { shopPaths } from '../../src/store/paths.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
-import { simulatorShopLines } from '../helpers/config-files.js';
+import { configuredByFile, simulatorShopLines } from '../helpers/config-files.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from '../jobs/redis-fixtures.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
@@ -244,9 +244,7 @@ describe('shop-sync worker and trigger', () => {
     const file = path.join(temp.dir, 'shops.yaml');
     const shops = ['north', 'south', 'west'].flatMap((name) => simulatorShopLines(sim, name));
     writeFileSync(file, ['shops:', ...shops].join('\n'));
-    const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
-    env = { ...rest, SHOP_SYNC_CONFIG: file };
-    for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];
+    env = configuredByFile(env, file);
     await startWorker();
 
     const all = await runCli(['trigger', '--all', '--wait', '--json'], env);
@@ -274,9 +272,7 @@ describe('shop-sync worker and trigger', () => {
       line.startsWith('    password:') ? '    password: not-the-password' : line,
     );
     writeFileSync(file, ['shops:', ...simulatorShopLines(sim, 'north'), ...refused].join('\n'));
-    const { SHOP_NAME: _name, MARKETPLACE_BASE_URL: _url, ...rest } = env;
-    env = { ...rest, SHOP_SYNC_CONFIG: file };
-    for (const key of Object.keys(env)) if (key.startsWith('MARKETPLACE_')) delete env[key];
+    env = configuredByFile(env, file);
     await startWorker();
 
     const all = await runCli(['trigger', '--all', '--wait', '--json'], env);

@@ -41,3 +41,12 @@ export function simulatorShopLines(sim: Simulator, name: string, extra: readonly
     ...extra.map((line) => `    ${line}`),
   ];
 }
+
+/** `env` configured by the config file `file` instead: its one shop's settings (`SHOP_NAME`, `MARKETPLACE_*`) gone. */
+export function configuredByFile(
+  env: Readonly<Record<string, string>>,
+  file: string,
+): Record<string, string> {
+  const kept = Object.entries(env).filter(([key]) => !key.startsWith('MARKETPLACE_') && key !== 'SHOP_NAME');
+  return { ...Object.fromEntries(kept), SHOP_SYNC_CONFIG: file };
+}

@@ -3,6 +3,7 @@ import type { FetchWindow, ListingReadOptions } from '../../../src/api/listing/p
 import { readInPasses } from '../../../src/api/listing/passes.js';
 import { ListingMovedError, ProtocolError } from '../../../src/errors.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import { listPage, sellToken } from '../../simulator/client.js';
 
 /**
  * The page-by-page passes (what the reader falls back to when windows cannot work) over a listing that
@@ -20,23 +21,9 @@ afterEach(async () => {
 
 /** The simulator's listing, page by page, as plain HTTP answers (the passes need nothing else). */
 async function pagesOf(server: Simulator): Promise<FetchWindow> {
-  const { clientId, clientSecret, username, password } = server.credentials;
-  const grant = new URLSearchParams({
-    grant_type: 'password',
-    client_id: clientId,
-    client_secret: clientSecret,
-    username,
-    password,
-  });
-  const token = await fetch(`${server.baseUrl}/v1/oauth/token`, { method: 'POST', body: grant });
-  const { access_token } = (await token.json()) as { access_token: string };
-  return async (window, request) => {
-    const query = `page=${window.page}&per_page=${window.perPage}`;
-    const answer = await fetch(`${server.baseUrl}/v1/sell/shop/items?${query}`, {
-      headers: { authorization: `Bearer ${access_token}` },
-      signal: request.signal,
-    });
-    const items = (await answer.json()) as unknown[];
+  const { access } = await sellToken(server);
+  return async (window) => {
+    const items = await listPage(server, access, `page=${window.page}&per_page=${window.perPage}`);
     return { elements: items.map((json) => ({ json, raw: JSON.stringify(json) })) };
   };
 }
