@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { decimalReal, SHOP_KEY, type SnapshotColumn } from '../../domain/item-fields.js';
 import {
@@ -81,8 +82,9 @@ export async function buildSnapshotSqlite(
   storePath: string,
   contents: RunContents,
 ): Promise<SnapshotSqlite> {
+  writeFileSync(file, EMPTY_FILE.bytes, { flag: 'wx' });
   return withSnapshot(file, storePath, async (db) => {
-    await create(db, contents);
+    await describe(db, contents);
     await copyItems(
       db,
       (bounded) =>
@@ -172,14 +174,6 @@ async function writeChangedItems(db: Database.Database, run: number): Promise<vo
     remove(after).run({ after, last });
     write(after).run({ after, last, run });
   });
-}
-
-/** Gives the new file its tables, the run's description and its changes. */
-async function create(db: Database.Database, contents: RunContents): Promise<void> {
-  // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
-  db.pragma('page_size = 16384');
-  db.exec(SCHEMA);
-  await describe(db, contents);
 }
 
 /** Writes the run's description and its changes into the file's empty `meta`, `run` and `changes`. */
@@ -303,7 +297,7 @@ export function isSnapshotOf(file: string, run: number): boolean {
       | undefined;
     if (meta?.run !== run || meta.schema_version !== SNAPSHOT_SCHEMA_VERSION) return false;
     const tables = db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'");
-    return tables.pluck().get() === EXPECTED_TABLES;
+    return tables.pluck().get() === EMPTY_FILE.tables;
   } finally {
     db.close();
   }
@@ -321,12 +315,19 @@ export function snapshotRun(file: string): number | null {
   }
 }
 
-/** The tables' definitions as SQLite records them, to recognise a file of exactly this schema. */
-const EXPECTED_TABLES = (() => {
+/**
+ * A new file with the tables and nothing in them: its bytes, and the tables' definitions as SQLite
+ * records them, to recognise a file of exactly this schema. Made once a process: executing the schema
+ * for every new file took about 0.5 ms of each small shop's sync.
+ */
+const EMPTY_FILE = (() => {
   const db = new Database(':memory:');
   try {
+    // Larger pages waste less of each page on rows of a few hundred bytes: about 5 % smaller.
+    db.pragma('page_size = 16384');
     db.exec(SCHEMA);
-    return db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'").pluck().get();
+    const tables = db.prepare("SELECT group_concat(sql, ';') FROM sqlite_schema WHERE type = 'table'");
+    return { bytes: db.serialize(), tables: tables.pluck().get() };
   } finally {
     db.close();
   }

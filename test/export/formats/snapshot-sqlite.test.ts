@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -232,6 +233,23 @@ describe('snapshot.sqlite as a consumer queries it (Python sqlite3)', () => {
     } finally {
       snapshot.close();
     }
+  });
+
+  it('is a sound file of 16 KiB pages, and never overwrites a file already there', async () => {
+    const first = await firstRun();
+    await write(first);
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.pragma('page_size', { simple: true })).toBe(16384);
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.prepare('SELECT run FROM meta').pluck().get()).toBe(first);
+    } finally {
+      db.close();
+    }
+    const before = readFileSync(file);
+    const contents = runContents(store, 'north', getRun(store, first) as RunSummary);
+    await expect(buildSnapshotSqlite(file, store.path, contents)).rejects.toThrow(/EEXIST/);
+    expect(readFileSync(file).equals(before)).toBe(true);
   });
 
   it('is recognised as the snapshot of its run in this version’s tables', async () => {
