@@ -189,15 +189,14 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private planEnd(inFlight: number): ListingWindow[] {
     const windows: ListingWindow[] = [];
     if (inFlight > 0) return windows;
-    if (this.votes.wantsAnotherShape) {
+    // Asking no more than the server ever served: a short answer then cannot be its own page size.
+    const tight = this.votes.isTrusted ? null : this.tightWindowAtEnd();
+    // A tight window unlike those that ended there is also the other shape: one answer confirms both.
+    if (this.votes.wantsAnotherShape && !(tight && !this.votes.has(tight))) {
       const again = this.anotherWindowAtEnd();
       if (again) windows.push(again);
     }
-    if (!this.votes.isTrusted) {
-      // Asking no more than the server ever served: a short answer then cannot be its own page size.
-      const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
-      if (tight && tight.perPage <= this.largestAnswer) windows.push(tight);
-    }
+    if (tight) windows.push(tight);
     if (!this.votes.backed || windows.length === 0) windows.push(windowJustAfter(this.end, this.maxPerPage));
     return windows;
   }
@@ -447,6 +446,12 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private vote(window: ListingWindow, holdsLastEnd: boolean): void {
     const trusted = window.perPage <= this.largestAnswer;
     if (this.votes.vote(this.chain.last, window, trusted, holdsLastEnd)) this.misplacedEnds = 0;
+  }
+
+  /** A window over the proved end no larger than the largest answer the server gave, if there is one. */
+  private tightWindowAtEnd(): ListingWindow | null {
+    const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
+    return tight && tight.perPage <= this.largestAnswer ? tight : null;
   }
 
   /** A window over the proved end unlike those that already ended there. */
