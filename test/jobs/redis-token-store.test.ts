@@ -6,7 +6,7 @@ import { MarketplaceClient } from '../../src/api/client.js';
 import { InterruptedError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
+import { deletePrefix, monitorRedis, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
 let prefix: string;
@@ -138,30 +138,51 @@ describe('RedisTokenStore', () => {
   });
 });
 
-/** The GETs of the shop's token key that Redis serves while `work` runs, as MONITOR shows them. */
-async function tokenReads(work: () => Promise<void>): Promise<number> {
-  const monitor = await new Redis(TEST_REDIS_URL).monitor();
+/** The GETs of the shop's token key, and the SETs of its lock key, that Redis serves while `work` runs. */
+async function tokenCommands(work: () => Promise<void>): Promise<{ reads: number; locks: number }> {
   const key = `${prefix}:token:shop`;
-  const sentinel = `${prefix}:sentinel`;
-  let reads = 0;
-  const seen = new Promise<void>((resolve) =>
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'get' && args[1] === key) reads += 1;
-      if (args[1] === sentinel) resolve();
-    }),
-  );
+  const lock = `${prefix}:token-lock:shop`;
+  const seen = { reads: 0, locks: 0 };
+  const monitor = await monitorRedis((args) => {
+    const command = args[0]?.toLowerCase();
+    if (command === 'get' && args[1] === key) seen.reads += 1;
+    if (command === 'set' && args[1] === lock) seen.locks += 1;
+  });
   try {
     await work();
-    // Every command sent before the sentinel has reached MONITOR once the sentinel has.
-    await first.get(sentinel);
-    await seen;
   } finally {
-    monitor.disconnect();
+    await monitor.stop();
   }
-  return reads;
+  return seen;
+}
+
+async function tokenReads(work: () => Promise<void>): Promise<number> {
+  return (await tokenCommands(work)).reads;
 }
 
 describe('a client and the shared token', () => {
+  it('logs in once for the windows a reading starts with: one look, one lock, one more look under it', async () => {
+    const fresh = await startSimulator({ items: 400, seed: 6 });
+    const reader = new MarketplaceClient({
+      baseUrl: fresh.baseUrl,
+      ...fresh.credentials,
+      tokenStore: storeOn(first),
+      maxInFlight: 8,
+    });
+    try {
+      const seen = await tokenCommands(async () => {
+        let items = 0;
+        for await (const page of reader.readItems({ perPage: 20 })) items += page.items.length;
+        expect(items).toBe(400);
+      });
+      expect(seen).toEqual({ reads: 2, locks: 1 });
+      expect(fresh.stats().tokenRequests.password).toBe(1);
+    } finally {
+      await reader.close();
+      await fresh.close();
+    }
+  });
+
   it('reads the token from Redis to start and when it falls due, not before every request', async () => {
     const lasting = await startSimulator({ items: 200, seed: 4 });
     const client = () =>

@@ -97,6 +97,15 @@ export class TokenManager {
    * (renewals read the store under its lock first).
    */
   private held: StoredToken | undefined;
+  /** The store's token being read for the callers that hold none now: a sync's first windows all do. */
+  private reading: Promise<StoredToken | undefined> | undefined;
+  /**
+   * The renewal this process runs, and whom it serves (its reason and the stale token): callers that
+   * would renew the same token for the same reason await it rather than queue on the store's lock after
+   * it, each re-reading the store and polling a shared lock (a first sync's two windows took the Redis
+   * lock six times and read the token four times).
+   */
+  private renewing: { readonly key: string; readonly token: Promise<string> } | undefined;
   /** Once the password grant is refused, every caller gets that answer instead of asking again. */
   private refusal: CredentialsError | undefined;
 
@@ -113,7 +122,10 @@ export class TokenManager {
   /** A token to send now: the stored one (another client's too, when the store is shared) unless it is due for renewal. */
   async accessToken(budget: RetryBudget): Promise<string> {
     if (this.held && Date.now() < this.held.renewAt) return this.held.accessToken;
-    const current = await this.store.get();
+    this.reading ??= this.store.get().finally(() => {
+      this.reading = undefined;
+    });
+    const current = await this.reading;
     if (current) this.remember(current);
     if (current && Date.now() < current.renewAt) return current.accessToken;
     return this.renew('due', current?.accessToken, budget);
@@ -136,13 +148,24 @@ export class TokenManager {
 
   /**
    * Renewals queue on the store's lock and re-read the store first, so that of many callers holding the
-   * same stale token only the first renews and the rest pick up its result (single flight).
+   * same stale token only the first renews and the rest pick up its result (single flight): in this
+   * process, by awaiting the renewal under way (`renewing`); in others, through the store.
    */
-  private async renew(reason: RenewReason, stale: string | undefined, budget: RetryBudget): Promise<string> {
+  private renew(reason: RenewReason, stale: string | undefined, budget: RetryBudget): Promise<string> {
+    const key = `${reason} ${stale ?? ''}`;
+    const shared = this.renewing;
+    if (shared?.key === key) return this.within(budget, (signal) => raced(shared.token, signal));
+    const entry = { key, token: this.renewOnce(reason, stale, budget) };
+    this.renewing = entry;
+    const forget = () => {
+      if (this.renewing === entry) this.renewing = undefined;
+    };
+    entry.token.then(forget, forget);
+    return entry.token;
+  }
+
+  private renewOnce(reason: RenewReason, stale: string | undefined, budget: RetryBudget): Promise<string> {
     const failuresBefore = this.failures;
-    // Waiting for another caller's renewal is bounded by this caller's budget as well as by the stop.
-    const outOfTime = AbortSignal.timeout(Math.max(0, budget.remainingMs()));
-    const signal = this.stop ? AbortSignal.any([this.stop, outOfTime]) : outOfTime;
     const renewal = async () => {
       // A renewal that failed while this caller waited is its answer too: trying again would spend a second budget.
       if (this.failures > failuresBefore) throw this.lastFailure;
@@ -154,8 +177,15 @@ export class TokenManager {
         throw error;
       }
     };
+    return this.within(budget, async (signal) => (await this.store.withLock(renewal, signal)).accessToken);
+  }
+
+  /** Waiting for a renewal, bounded by this caller's budget as well as by the stop. */
+  private async within<T>(budget: RetryBudget, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const outOfTime = AbortSignal.timeout(Math.max(0, budget.remainingMs()));
+    const signal = this.stop ? AbortSignal.any([this.stop, outOfTime]) : outOfTime;
     try {
-      return (await this.store.withLock(renewal, signal)).accessToken;
+      return await wait(signal);
     } catch (error) {
       if (error !== outOfTime.reason) throw error;
       throw new ApiError(
@@ -360,4 +390,14 @@ function credentialsRefused(refusal: GrantRefused, names: SettingNames): Credent
 function tokenTooLarge(error: unknown): never {
   if (error instanceof ResponseTooLargeError) throw new ProtocolError(`${error.message}.`, { cause: error });
   throw error;
+}
+
+/** `promise`, unless `signal` fires first: then its reason. */
+function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
