@@ -75,6 +75,8 @@ export interface ReadItemsOptions {
   readonly known?: SentIndex;
   /** Bodies read in full before (with `known`): one received again byte for byte is not parsed. */
   readonly bodies?: KnownBodies;
+  /** How many items the shop's last complete run listed (`ListingReadOptions.listedBefore`). */
+  readonly listedBefore?: number;
 }
 
 export type ReadItemsQuery = ListingQuery & ReadItemsOptions;
@@ -141,7 +143,7 @@ export class MarketplaceClient {
   /** Every item listed from the first request to the confirmed end; see `readListing` for the
    * guarantees. Up to `maxInFlight` requests at once, by default the client's. */
   readItems(query: ReadItemsQuery = {}): AsyncGenerator<ItemPage> {
-    const { resume, maxInFlight, maxRequests, known, bodies, ...listing } = query;
+    const { resume, maxInFlight, maxRequests, known, bodies, listedBefore, ...listing } = query;
     validateListingQuery(listing);
     const before = { known, bodies };
     return readListing((window, request) => this.listingPage(listing, window, request, before), {
@@ -151,6 +153,7 @@ export class MarketplaceClient {
       maxRequests: maxRequests ?? DEFAULT_MAX_PAGES,
       budgetMs: this.budgetMs,
       pageIds: (page, perPage) => this.pageIds(listing, page, perPage),
+      listedBefore,
     });
   }
 

@@ -106,7 +106,7 @@ export function handler(market: Marketplace) {
     market.countRequest();
     const [path, query = ''] = (req.url ?? '/').split('?');
     if (req.method === 'GET' && path === LISTING_PATH) {
-      market.listingArrived(Number(new URLSearchParams(query).get('page')) || 1);
+      market.listingArrived(new URLSearchParams(query));
       res.once('close', () => market.listingAnswered());
     }
     const { latencyMs } = market.faults;

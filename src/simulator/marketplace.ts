@@ -153,12 +153,16 @@ export class Marketplace {
     this.counters.requests += 1;
   }
 
-  /** A listing request for `page` arrived; `listingAnswered` is called once its answer is sent or abandoned. */
-  listingArrived(page: number): void {
+  /** A listing request with `params` arrived; `listingAnswered` is called once its answer is sent or abandoned. */
+  listingArrived(params: URLSearchParams): void {
     this.listingsOpen += 1;
     this.counters.peakListingConcurrency = Math.max(this.counters.peakListingConcurrency, this.listingsOpen);
     if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
-    this.arrivals.push({ page, concurrency: this.listingsOpen });
+    this.arrivals.push({
+      page: Number(params.get('page')) || 1,
+      perPage: Number(params.get('per_page')) || this.settings.defaultPerPage,
+      concurrency: this.listingsOpen,
+    });
   }
 
   listingAnswered(): void {

@@ -212,6 +212,8 @@ export interface SimStats {
 export interface ListingArrival {
   /** The page asked for (1 when absent or unreadable). */
   page: number;
+  /** The `per_page` asked for, before the server's cap (its default when absent or unreadable). */
+  perPage: number;
   /** How many listing requests the server was answering at that moment, this one included. */
   concurrency: number;
 }

@@ -252,8 +252,9 @@ class ShopSync {
     );
     const reading = new ReadingWatch(store, start.run, deps.onProgress, this.log);
     const known = new SentVersions(store, start.run);
+    const listedBefore = listedByPreviousRun(store, start.run);
     await stageListing(
-      this.client.readItems({ ...this.query(), resume: start.checkpoint, known, bodies }),
+      this.client.readItems({ ...this.query(), resume: start.checkpoint, known, bodies, listedBefore }),
       batch,
       reading,
       { signal: deps.signal, log: this.log },
@@ -401,6 +402,17 @@ class ShopSync {
     await attempt(() => this.keeper?.letGo());
     return failures[0];
   }
+}
+
+/**
+ * How many items the complete run before `run` listed, if there is one: its items and the invalid ones
+ * (an invalid item kept at its last version counts twice, a hint too long by a little costs a window at
+ * most). Where an unchanged listing will end, for the reader's read-ahead.
+ */
+function listedByPreviousRun(store: Store, run: number): number | undefined {
+  const previous = previousCompleteRun(store, run);
+  const counts = previous === null ? undefined : getRun(store, previous);
+  return counts && counts.items + counts.invalid;
 }
 
 /** What a checkpoint's page numbers refer to: a run is only resumed with the same query. */

@@ -165,7 +165,7 @@ describe('a dripping body', () => {
 });
 
 describe('concurrency', () => {
-  it('records the page and how many listing requests were being answered when each arrived', async () => {
+  it('records the page, its size and how many listing requests were being answered when each arrived', async () => {
     sim.setFaults({ latencyMs: 50 });
     const before = sim.listingArrivals().length;
     await Promise.all([1, 2, 3].map((page) => listPage(sim, token, `per_page=10&page=${page}`)));
@@ -174,9 +174,9 @@ describe('concurrency', () => {
     const earlier = (seen[0]?.concurrency ?? 1) - 1;
     expect(earlier).toBeLessThanOrEqual(1);
     expect(seen).toEqual([
-      { page: 1, concurrency: earlier + 1 },
-      { page: 2, concurrency: earlier + 2 },
-      { page: 3, concurrency: earlier + 3 },
+      { page: 1, perPage: 10, concurrency: earlier + 1 },
+      { page: 2, perPage: 10, concurrency: earlier + 2 },
+      { page: 3, perPage: 10, concurrency: earlier + 3 },
     ]);
     expect(sim.stats().peakListingConcurrency).toBeGreaterThanOrEqual(3);
   });

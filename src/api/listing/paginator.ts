@@ -62,6 +62,11 @@ export interface ListingReadOptions {
   readonly resume?: ListingCheckpoint;
   /** What a page lists: when given, page 1 is proved to start the listing (`ListingStart`). */
   readonly pageIds?: FetchPageIds;
+  /**
+   * How many items the shop's last complete run listed: windows are read ahead no further than that
+   * until an answer proves an item past it (a hint for planning: what the answers prove decides the rest).
+   */
+  readonly listedBefore?: number;
 }
 
 /**

@@ -89,6 +89,9 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private readonly votes = new EndVotes();
   /** Whole answers that prove new items still to come before an answer that ended short is left behind. */
   private nearEnd = 0;
+  /** Offset of the last item the shop's last complete run listed (`ListingReadOptions.listedBefore`),
+   * until an answer proves an item past it (the listing grew): then undefined. */
+  private expectedEnd: number | undefined;
   /** Answers that held no proved item yet, in the order asked (at most one window's worth). */
   private kept: Kept[] = [];
   private readonly yielded: RecentIds;
@@ -107,6 +110,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     this.chain = new ProvedChain(chainCapacity(options.perPage), resume?.tail ?? []);
     this.end = resume && this.chain.size > 0 ? resume.end : -1;
     this.plannedEnd = this.end;
+    this.expectedEnd = options.listedBefore === undefined ? undefined : options.listedBefore - 1;
+    this.passExpectedEnd();
     this.yielded = new RecentIds(chainCapacity(options.perPage));
   }
 
@@ -176,6 +181,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
           : room;
     const count = inFlight === 0 ? Math.max(1, cap) : cap;
     for (let n = 0; n < count; n += 1) {
+      // Up to the window that reaches where the last complete run's listing ended, then one at a time, as
+      // near an end an answer showed: unchanged, the listing ends in that window, and windows planned
+      // past it would be asked for nothing. Only planning waits on it: what is proved is the answers'.
+      if (inFlight + n > 0 && this.expectedEnd !== undefined && this.plannedEnd >= this.expectedEnd) break;
       // Answered one answer after the window before it: where the listing will have moved its items.
       const next = this.windowAfter(this.plannedEnd + this.drift.lead);
       this.generation.set(next, this.replans);
@@ -258,6 +267,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     }
     this.end = window.start + answer.length - 1;
     this.plannedEnd = Math.max(this.plannedEnd, this.end);
+    this.passExpectedEnd();
     const overlapBefore = this.overlap();
     const leadBefore = this.drift.lead;
     // The end moved by this much since the answer that proved it: per answer in between, what the
@@ -310,6 +320,11 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.prove(window, answer, anchor, pages, false);
       i = 0;
     }
+  }
+
+  /** Items proved past where the last complete run's listing ended: it grew, and is read ahead in full. */
+  private passExpectedEnd(): void {
+    if (this.expectedEnd !== undefined && this.end > this.expectedEnd) this.expectedEnd = undefined;
   }
 
   /** The window after offset `from`, overlapping it as `overlap` says. */

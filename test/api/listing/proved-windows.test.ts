@@ -79,19 +79,27 @@ function readAll(
   listing: MovingListing,
   c: Case,
   maxRequests: number,
-): { yielded: Set<string>; requests: number } {
+  listedBefore?: number,
+): { yielded: Set<string>; requests: number; windows: ListingWindow[]; mostInFlight: number } {
   const planner = new ProvedWindows({
     perPage: c.perPage,
     maxInFlight: c.maxInFlight,
     maxRequests,
     budgetMs: 120_000,
+    listedBefore,
   });
   const queue: { window: ListingWindow; answer?: Settled<RawPage> }[] = [];
   const yielded = new Set<string>();
+  const windows: ListingWindow[] = [];
   let requests = 0;
+  let mostInFlight = 0;
   for (;;) {
     const room = c.maxInFlight - queue.length;
-    for (const window of planner.plan(Math.max(0, room), queue.length)) queue.push({ window });
+    for (const window of planner.plan(Math.max(0, room), queue.length)) {
+      queue.push({ window });
+      windows.push(window);
+    }
+    mostInFlight = Math.max(mostInFlight, queue.length);
     for (const entry of queue) {
       if (entry.answer) continue;
       requests += 1;
@@ -101,7 +109,7 @@ function readAll(
     if (!head?.answer) throw new Error('the planner planned nothing');
     const step = planner.take(head.window, head.answer);
     for (const page of step.pages) for (const item of page.unchanged ?? []) yielded.add(item.id);
-    if (step.done) return { yielded, requests };
+    if (step.done) return { yielded, requests, windows, mostInFlight };
     if (step.dropInFlight) queue.length = 0;
   }
 }
@@ -124,6 +132,43 @@ describe('the window planner on a listing in memory', () => {
       // Three to confirm the end, and at most a window in flight of those read ahead past it.
       expect(requests).toBeLessThanOrEqual(fewestOverlappingWindows(items, perPage) + 3 + c.maxInFlight);
     }
+  });
+});
+
+describe('the window planner told how many items the last complete run listed', () => {
+  const still = (items: number): Case => ({
+    items,
+    perPage: 100,
+    maxInFlight: 8,
+    churn: { deleteBehind: 0, deleteAhead: 0, insertBehind: 0, insertAhead: 0 },
+    seed: 1,
+  });
+
+  it('reads an unchanged listing in the fewest windows that overlap and those that confirm the end, none read ahead past it', () => {
+    for (const items of [20, 2_000, 20_000]) {
+      const c = still(items);
+      const { yielded, requests, windows } = readAll(new MovingListing(items, c), c, 10_000, items);
+      expect(yielded.size).toBe(items);
+      expect(requests).toBeLessThanOrEqual(fewestOverlappingWindows(items, c.perPage) + 3);
+      // Past the last item, only the window that starts just after it (nothing more there).
+      expect(windows.filter((window) => window.start > items)).toEqual([]);
+    }
+  });
+
+  it('reads a listing that grew far past it whole, as many windows in flight as a first sync', () => {
+    const c = still(20_000);
+    const grown = readAll(new MovingListing(c.items, c), c, 10_000, 100);
+    const first = readAll(new MovingListing(c.items, c), c, 10_000);
+    expect(grown.yielded.size).toBe(c.items);
+    expect(grown.mostInFlight).toBe(c.maxInFlight);
+    expect(grown.requests).toBeLessThanOrEqual(first.requests);
+  });
+
+  it('reads a listing that shrank whole', () => {
+    const c = still(1_500);
+    const { yielded, requests } = readAll(new MovingListing(c.items, c), c, 10_000, 20_000);
+    expect(yielded.size).toBe(c.items);
+    expect(requests).toBeLessThanOrEqual(fewestOverlappingWindows(c.items, c.perPage) + 3 + c.maxInFlight);
   });
 });
 
