@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { type AppConfig, readSecret, requireConnection } from '../src/config/app-config.js';
 import type { Logger } from '../src/log.js';
 import { notificationOf } from '../src/notify/payload.js';
+import { SharedPools } from '../src/sync/index.js';
 import { orphanAdopter } from './adopt-orphans.js';
 import { queueNotification } from './deliveries.js';
 import { registerGroup } from './groups.js';
@@ -68,7 +69,9 @@ export async function startWorker(
   const shutdown = new OrderlyShutdown(config.shutdownGraceSeconds, log);
   const outcomes = new Outcomes();
   const concurrency = config.workerConcurrency ?? defaultConcurrency(config);
-  const deps = syncDeps(config, log, queues, own.group, shutdown, ops, options);
+  // Every sync of the process borrows its connections to the marketplace from these.
+  const pools = new SharedPools(concurrency);
+  const deps = syncDeps(config, log, queues, own.group, shutdown, ops, pools, options);
   const workers = await startQueueWorkers(
     { config, queues, group: own.group, concurrency, log, outcomes, notified: ops.notified },
     deps,
@@ -99,6 +102,7 @@ export async function startWorker(
     },
     workers,
     release: async () => {
+      await pools.close();
       await queues.close();
       await redis.quit();
     },
@@ -137,7 +141,8 @@ async function untilReady(queues: ShopQueues, prepare: () => Promise<void>): Pro
   }
 }
 
-/** What every sync of this worker shares: the stop signals, the ops port's events, notifications. */
+/** What every sync of this worker shares: the stop signals, the connections to the marketplace, the ops
+ * port's events, notifications. */
 function syncDeps(
   config: AppConfig,
   log: Logger,
@@ -145,6 +150,7 @@ function syncDeps(
   group: string,
   shutdown: OrderlyShutdown,
   ops: OpsSurface,
+  pools: SharedPools,
   options: StartWorkerOptions,
 ): SyncProcessorDeps {
   return {
@@ -155,6 +161,7 @@ function syncDeps(
     forced: shutdown.forced,
     extraDeps: (shop) => ({
       events: ops.events(shop),
+      pools,
       // The run's notification waits in Redis for the delivery workers: the sync's job does not wait for it.
       onRun:
         config.shops[shop]?.notifyUrl === undefined

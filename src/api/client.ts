@@ -10,6 +10,7 @@ import type { HttpResponse } from './http/response.js';
 import { DEFAULT_RETRY, type RetryOptions } from './http/retry.js';
 import { sanitizeUrl } from './http/sanitize.js';
 import { isRequestSafe } from './http/server-values.js';
+import type { SharedPools } from './http/shared-pools.js';
 import { normaliseItem } from './item/item-schema.js';
 import type { SentIndex } from './item/known-elements.js';
 import { parseCheckpoint } from './listing/checkpoint.js';
@@ -32,6 +33,7 @@ export type { ListingFilters } from '../config/listing-filters.js';
 export type { SettingNames } from '../config/settings.js';
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export type { RetryOptions } from './http/retry.js';
+export { SharedPools } from './http/shared-pools.js';
 export type { ItemPage } from './listing/paginator.js';
 export type { FilterEncoding, ListingQuery } from './listing/query.js';
 
@@ -55,6 +57,8 @@ export interface MarketplaceOptions {
   readonly settingNames?: SettingNames;
   /** Requests in flight at most (SYNC_MAX_IN_FLIGHT): the connection pool allows that many and one for a login. */
   readonly maxInFlight?: number;
+  /** The process's connection pools, when it runs many syncs: borrowed, and left open by `close`. */
+  readonly pools?: SharedPools;
 }
 
 /** What the client saw, for metrics: every marketplace response status ('network' for a failure
@@ -105,6 +109,7 @@ export class MarketplaceClient {
       timeouts: options.timeouts,
       maxResponseBytes: options.maxResponseBytes,
       connections: this.maxInFlight + 1,
+      pools: options.pools,
       events: options.events,
       baseUrlSetting: settingNames.baseUrl,
     });
@@ -221,6 +226,7 @@ export class MarketplaceClient {
     return this.requests.get(path, { accept: [404, 410], read: (response) => readItem(response, shown) });
   }
 
+  /** Stops what is still in flight; closes the connection pool unless it is the process's (`pools`). */
   close(): Promise<void> {
     return this.http.close();
   }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { handler, listen } from './http-server.js';
+import { countConnections, handler, listen } from './http-server.js';
 import { Marketplace } from './marketplace.js';
 import { resolveOptions } from './sim-settings.js';
 import type {
@@ -7,6 +7,7 @@ import type {
   FaultsUpdate,
   Mutation,
   MutationTruth,
+  ShopStats,
   SimCredentials,
   SimStats,
   SimulatorOptions,
@@ -30,7 +31,7 @@ export interface Fleet {
   setFaults(f: FaultsUpdate): void;
   /** Shop `index`'s churn changes after `since`. */
   churnLog(index: number, since: number): ChurnChange[];
-  /** Every shop's counters, summed. */
+  /** Every shop's counters, summed, and the server's connections. */
   stats(): SimStats;
   prerender(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
@@ -51,7 +52,7 @@ function addCounts<K extends string>(into: Record<K, number>, from: Readonly<Rec
   for (const key of Object.keys(from) as K[]) into[key] += from[key];
 }
 
-function sumStats(all: readonly SimStats[]): SimStats {
+function sumStats(all: readonly ShopStats[]): ShopStats {
   const [first, ...rest] = all.map((stats) => structuredClone(stats));
   if (!first) throw new RangeError('a fleet has at least one shop');
   for (const stats of rest) {
@@ -97,6 +98,7 @@ export async function startFleet(options: SimulatorOptions, shops: number): Prom
     req.url = url.slice(`/shops/${match[1]}`.length) || '/';
     serve(req, res);
   });
+  const connections = countConnections(server);
   const address = await listen(server, base.port, base.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
@@ -118,7 +120,7 @@ export async function startFleet(options: SimulatorOptions, shops: number): Prom
     setFaults: (f) => {
       for (const { market } of markets) market.setFaults(f);
     },
-    stats: () => sumStats(markets.map(({ market }) => market.stats())),
+    stats: () => ({ ...sumStats(markets.map(({ market }) => market.stats())), ...connections() }),
     churnLog: (index, since) => marketAt(index).churnLog(since),
     prerender: async (signal) => {
       for (const { market } of markets) await market.prerender(signal);

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BodyError, basicCredentials, readParams } from './body.js';
 import { Marketplace, type Reply } from './marketplace.js';
 import { resolveOptions } from './sim-settings.js';
-import type { Simulator, SimulatorOptions } from './types.js';
+import type { SimStats, Simulator, SimulatorOptions } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const ITEM_PREFIX = '/v1/items/';
@@ -128,11 +128,26 @@ export function listen(server: Server, port: number, host: string): Promise<Addr
   });
 }
 
+/** The connections `server` accepted, and of those the ones still open, counted from now. */
+export function countConnections(server: Server): () => Pick<SimStats, 'connections' | 'openConnections'> {
+  let connections = 0;
+  let openConnections = 0;
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    openConnections += 1;
+    socket.once('close', () => {
+      openConnections -= 1;
+    });
+  });
+  return () => ({ connections, openConnections });
+}
+
 /** Builds the catalogue, listens, and returns the handle tests and the CLI drive it with. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const settings = resolveOptions(options);
   const market = new Marketplace(settings);
   const server = createServer({ keepAliveTimeout: 30_000 }, handler(market));
+  const connections = countConnections(server);
   const address = await listen(server, settings.port, settings.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
@@ -145,7 +160,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     truth: () => market.truth(),
     mutate: (m) => market.mutate(m),
     setFaults: (f) => market.setFaults(f),
-    stats: () => market.stats(),
+    stats: () => ({ ...market.stats(), ...connections() }),
     moves: () => market.moves(),
     churnLog: (since) => market.churnLog(since),
     churnNow: (positions, query) => market.churnNow(positions, query),

@@ -21,8 +21,8 @@ import type {
   MovingFault,
   Mutation,
   MutationTruth,
+  ShopStats,
   SimItem,
-  SimStats,
 } from './types.js';
 
 /** An HTTP answer. `cut`: send the headers and part of the body, then destroy the connection.
@@ -101,7 +101,7 @@ export class Marketplace {
   private readonly moveRng: Prng;
   private readonly moveLog: Move[] = [];
   private readonly churn: Churn;
-  private readonly counters: SimStats = {
+  private readonly counters: ShopStats = {
     requests: 0,
     listingRequests: 0,
     itemRequests: 0,
@@ -277,7 +277,7 @@ export class Marketplace {
     this.layout.setShortPageRate(this.currentFaults.shortPageRate);
   }
 
-  stats(): SimStats {
+  stats(): ShopStats {
     return structuredClone(this.counters);
   }
 

@@ -195,7 +195,8 @@ export type FaultKind =
 
 export type GrantType = 'client_credentials' | 'password' | 'refresh_token';
 
-export interface SimStats {
+/** One shop's counters. */
+export interface ShopStats {
   requests: number;
   listingRequests: number;
   itemRequests: number;
@@ -206,6 +207,15 @@ export interface SimStats {
   faultsInjected: Record<FaultKind, number>;
   /** The most listing requests the server was answering at once (from arrival to the last byte sent). */
   peakListingConcurrency: number;
+}
+
+/** What a server (one shop's, or a fleet's) counted: its shops' counters and its own connections. */
+export interface SimStats extends ShopStats {
+  /** TCP connections the server accepted, from any client, for any of its shops: a client that keeps
+   * its connections alive opens few. */
+  connections: number;
+  /** Of those, the ones still open. */
+  openConnections: number;
 }
 
 /** One listing request as the server saw it arrive. */

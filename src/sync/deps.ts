@@ -1,4 +1,4 @@
-import type { MarketplaceEvents, RetryOptions, TokenStore } from '../api/client.js';
+import type { MarketplaceEvents, RetryOptions, SharedPools, TokenStore } from '../api/client.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Logger } from '../log.js';
 import type { RunEnded, SyncPoint, SyncProgress } from './outcome.js';
@@ -16,6 +16,12 @@ export interface SyncDeps {
   tokenStore?: TokenStore;
   /** Told of every response and token renewal (metrics). */
   events?: MarketplaceEvents;
+  /**
+   * The connections to the marketplace of the process (the worker's, the `sync` command's, shared by its
+   * shops): the sync borrows them and leaves them open for the next. Without them it opens its own and
+   * closes them at its end.
+   */
+  pools?: SharedPools;
   /** Called synchronously at each `SyncPoint`. */
   onPoint?: (point: SyncPoint) => void;
   /** This run completes whatever it removes (`--accept-removals`): a person knows the removals are real. */

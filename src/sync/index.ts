@@ -1,4 +1,5 @@
 /** What the CLI, the worker and the notifications use of the sync: one sync of one shop, and its outcome. */
+export { SharedPools } from '../api/client.js';
 export type { SyncDeps } from './deps.js';
 export {
   failedJson,

@@ -126,6 +126,7 @@ class ShopSync {
       signal: deps.signal,
       events: deps.events,
       maxInFlight: deps.config.maxInFlight,
+      pools: deps.pools,
     });
   }
 

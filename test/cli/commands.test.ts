@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli, SYNC_JSON_KEYS } from '../helpers/cli.js';
+import { simulatorShopLines } from '../helpers/config-files.js';
 import { simEnv, tempDir } from '../store/fixtures.js';
 
 let sim: Simulator;
@@ -202,5 +203,22 @@ describe('shop-sync sync --all', () => {
     const text = await runCli(['sync', '--all', '--shop', 'good'], env, '/');
     expect(text.code).toBe(2);
     expect(text.stderr).toContain("option '--shop <name>' cannot be used with option '--all'");
+  });
+
+  it('syncs the shops over the same connections to the marketplace', async () => {
+    const shops = ['north', 'east', 'south', 'west'];
+    const lines = shops.flatMap((name) => simulatorShopLines(sim, name));
+    const file = path.join(temp.dir, 'four.yaml');
+    writeFileSync(file, [`data_dir: ${temp.dir}`, 'shops:', ...lines].join('\n'));
+    const before = sim.stats().connections;
+    // One request in flight at a time and one connection more for a login: a pool of 2 connections.
+    const env = { SHOP_SYNC_CONFIG: file, SYNC_MAX_IN_FLIGHT: '1', LOG_LEVEL: 'silent' };
+    const result = await runCli(['sync', '--all', '--json'], env, '/');
+    expect(result.code).toBe(0);
+    expect(json(result.stdout).map((line) => [line.shop, line.status])).toEqual(
+      shops.map((shop) => [shop, 'complete']),
+    );
+    // A sync that opened connections of its own would have opened at least one each.
+    expect(sim.stats().connections - before).toBeLessThanOrEqual(2);
   });
 });

@@ -28,8 +28,15 @@ export function configError(fn: () => unknown): ConfigError {
   throw new Error('expected a ConfigError');
 }
 
-/** A shop of the simulator `sim` as lines of a YAML config file's `shops:` mapping, then `extra` lines of its own. */
-export function simulatorShopLines(sim: Simulator, name: string, extra: readonly string[] = []): string[] {
+/**
+ * A shop of the simulator `sim` (or of a fleet) as lines of a YAML config file's `shops:` mapping, then
+ * `extra` lines of its own.
+ */
+export function simulatorShopLines(
+  sim: Pick<Simulator, 'baseUrl' | 'credentials'>,
+  name: string,
+  extra: readonly string[] = [],
+): string[] {
   const { clientId, clientSecret, username, password } = sim.credentials;
   return [
     `  ${name}:`,

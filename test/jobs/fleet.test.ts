@@ -149,6 +149,23 @@ describe('a worker of many shops', () => {
     }
   }, 180_000);
 
+  it("syncs its shops over the process's connections to the marketplace, and closes them as it stops", async () => {
+    const shops = Array.from({ length: 6 }, (_, i) => `shop-${i + 1}`);
+    // Two syncs at once, each with one request in flight and one connection more for a login: 4 in all.
+    const env = fleetEnv('shared', shops, { max_in_flight: 1 });
+    const worker = await startWorker({ ...env, WORKER_CONCURRENCY: '2' });
+    const before = sim.stats().connections;
+
+    const result = await runCli(['trigger', '--all', '--wait', '--json'], env);
+
+    expect(result.code).toBe(0);
+    expect(summaries(result.stdout).map((one) => one.status)).toEqual(shops.map(() => 'complete'));
+    // A sync that opened connections of its own would have opened at least one each.
+    expect(sim.stats().connections - before).toBeLessThanOrEqual(4);
+    expect(await worker.stop()).toBe(0);
+    expect(lines(worker).at(-1)?.msg).toBe('worker stopped');
+  }, 120_000);
+
   it('sends a follow-up taken while its shop syncs back to wait without spending an attempt', async () => {
     const env = fleetEnv('one', ['main']);
     const worker = await startWorker({ ...env, WORKER_CONCURRENCY: '2' });

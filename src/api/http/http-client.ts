@@ -1,8 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { validateBaseUrl } from '../../config/base-url.js';
 import { ENV_SETTING_NAMES } from '../../config/settings.js';
-import { ApiError, ProtocolError } from '../../errors.js';
+import { ApiError, InterruptedError, ProtocolError } from '../../errors.js';
 import { decodedBody } from './content-encoding.js';
 import { type Exchange, failedExchange } from './failure.js';
 import { linkedSignal } from './linked-signal.js';
@@ -10,6 +11,7 @@ import { type HttpResponse, ReceivedResponse } from './response.js';
 import { seconds, TransientError } from './retry.js';
 import { sanitizeUrl } from './sanitize.js';
 import { isHeaderSafe } from './server-values.js';
+import { openPool, type PoolSettings, type SharedPools } from './shared-pools.js';
 import { mayBeTlsServer, speaksTls } from './tls-probe.js';
 import { hasAnswered, markAnswered, settingError } from './transport-failure.js';
 
@@ -39,6 +41,9 @@ export interface HttpOptions {
   readonly maxResponseBytes?: number;
   /** Sockets kept open to the marketplace; read-ahead uses one per page in flight. */
   readonly connections?: number;
+  /** The process's pools, shared with other clients: this client borrows one and leaves it open when it
+   * is closed. Without them it opens a pool of its own and closes it with itself. */
+  readonly pools?: SharedPools;
   readonly events?: HttpEvents;
   /** The base URL's setting as the user wrote it, for messages. */
   readonly baseUrlSetting?: string;
@@ -61,13 +66,18 @@ export interface HttpRequest {
 }
 
 /**
- * One keep-alive connection pool to the marketplace's origin. Answers every status as a response except
- * redirects, which are errors: following one would hand the Authorization header to another address.
+ * Requests to the marketplace's origin over a keep-alive connection pool, its own or one borrowed from
+ * the process's `SharedPools`. Answers every status as a response except redirects, which are errors:
+ * following one would hand the Authorization header to another address.
  */
 export class HttpClient {
   readonly baseUrl: URL;
   private readonly basePath: string;
   private readonly pool: Pool;
+  /** Whether the pool is this client's, closed with it, rather than borrowed. */
+  private readonly ownsPool: boolean;
+  /** Aborted when the client is closed: none of its requests outlives it in a pool others go on using. */
+  private readonly closed = new AbortController();
   private readonly maxResponseBytes: number;
   private readonly totalMs: number;
   private readonly events: HttpEvents;
@@ -90,14 +100,19 @@ export class HttpClient {
       baseUrlSetting: this.baseUrlSetting,
       maxResponseBytes: this.maxResponseBytes,
     };
-    this.pool = new Pool(this.baseUrl.origin, {
+    const settings: PoolSettings = {
+      connectMs: timeouts.connectMs,
+      headersMs: timeouts.headersMs,
+      bodyMs: timeouts.bodyMs,
+      maxResponseBytes: this.maxResponseBytes,
       connections: options.connections ?? 8,
-      connectTimeout: timeouts.connectMs,
-      headersTimeout: timeouts.headersMs,
-      bodyTimeout: timeouts.bodyMs,
-      maxResponseSize: this.maxResponseBytes,
-      keepAliveTimeout: 30_000,
-    });
+    };
+    // Each request in flight listens for the close until it ends: as many listeners as requests in
+    // flight (read-ahead, item look-ups), none left behind.
+    setMaxListeners(0, this.closed.signal);
+    this.ownsPool = options.pools === undefined;
+    this.pool =
+      options.pools?.borrow(this.baseUrl.origin, settings) ?? openPool(this.baseUrl.origin, settings);
   }
 
   /**
@@ -152,11 +167,12 @@ export class HttpClient {
         `${shown} was not sent: its ${unsendable[0]} header would hold characters that cannot be sent in an HTTP header`,
       );
     }
+    if (this.closed.signal.aborted) throw closedClient(shown, 'was not sent');
     const limitMs = Math.max(
       1,
       Math.min(this.totalMs, (request.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
     );
-    const overdue = linkedSignal([request.signal]);
+    const overdue = linkedSignal([request.signal, this.closed.signal]);
     const timer = setTimeout(() => overdue.abort(new Error('deadline')), limitMs);
     let status: number | undefined;
     let received: { status: number; headers: IncomingHttpHeaders; bytes: Uint8Array };
@@ -176,6 +192,7 @@ export class HttpClient {
       received = { status, headers: response.headers, bytes };
     } catch (error) {
       const stopped = request.signal?.aborted === true;
+      if (this.closed.signal.aborted && !stopped) throw closedClient(shown, 'was stopped', error);
       if (status === undefined && !stopped) this.events.response?.('network');
       if (overdue.signal.aborted && !stopped) {
         throw new TransientError(
@@ -214,9 +231,19 @@ export class HttpClient {
     );
   }
 
-  /** Closes the pool once; later calls wait for the same close. */
+  /**
+   * Aborts the requests still in flight (a token renewal that no request waits for any more), then closes
+   * the pool if it is the client's own; a borrowed one stays open for the other clients. Once; later
+   * calls wait for the same close.
+   */
   close(): Promise<void> {
-    this.closing ??= this.pool.close();
+    this.closed.abort();
+    this.closing ??= this.ownsPool ? this.pool.close() : Promise.resolve();
     return this.closing;
   }
+}
+
+/** A request of a client that was closed: nothing waits for its answer any more. */
+function closedClient(shown: string, what: string, cause?: unknown): InterruptedError {
+  return new InterruptedError(`${shown} ${what}: its marketplace client was closed.`, { cause });
 }

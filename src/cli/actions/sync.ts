@@ -7,6 +7,7 @@ import {
   heldError,
   type RunEnded,
   runSync,
+  SharedPools,
   type SyncSummary,
   summaryJson,
 } from '../../sync/index.js';
@@ -23,37 +24,49 @@ export interface SyncFlags extends ShopChoice {
 
 /**
  * `sync`: one complete sync of each chosen shop, its summary printed as it ends. A held run's summary is
- * printed too, and then fails the shop: its feeds were not replaced.
+ * printed too, and then fails the shop: its feeds were not replaced. The shops' syncs, one after
+ * another, share the command's connections to the marketplace.
  */
 export async function syncAction(io: CliIO, flags: SyncFlags): Promise<void> {
   const context = commandContext(io);
   // Read before any sync: a notification secret that cannot be read is a setting to fix first.
   const secret = context.config.notifySecret ? readSecret(context.config.notifySecret) : undefined;
-  await forEachShop(
-    context.config,
-    flags,
-    async (configured) => {
-      const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
-      const summary = await syncOne(shop, context, io, secret, flags.acceptRemovals === true);
-      writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
-      if (summary.status === 'held') throw heldError(summary);
-    },
-    (shop, error) => {
-      if (error instanceof RemovalsHeldError) {
-        writeLine(io.stderr, `shop-sync: ${error.message}`);
-        return;
-      }
-      if (flags.json) writeLine(io.stdout, JSON.stringify(failedJson(shop.name, error)));
-      writeLine(io.stderr, `shop-sync: Shop ${shop.name} failed: ${error.message}`);
-    },
-  );
+  const pools = new SharedPools(1);
+  try {
+    await forEachShop(
+      context.config,
+      flags,
+      async (configured) => {
+        const shop = flags.perPage === undefined ? configured : { ...configured, perPage: flags.perPage };
+        const summary = await syncOne(shop, { context, io, pools }, secret, flags.acceptRemovals === true);
+        writeLine(io.stdout, flags.json ? JSON.stringify(summaryJson(summary)) : summaryText(summary));
+        if (summary.status === 'held') throw heldError(summary);
+      },
+      (shop, error) => {
+        if (error instanceof RemovalsHeldError) {
+          writeLine(io.stderr, `shop-sync: ${error.message}`);
+          return;
+        }
+        if (flags.json) writeLine(io.stdout, JSON.stringify(failedJson(shop.name, error)));
+        writeLine(io.stderr, `shop-sync: Shop ${shop.name} failed: ${error.message}`);
+      },
+    );
+  } finally {
+    await pools.close();
+  }
+}
+
+/** What every sync of the command shares. */
+interface SyncRunner {
+  readonly context: CommandContext;
+  readonly io: CliIO;
+  readonly pools: SharedPools;
 }
 
 /** One sync with a progress line on a terminal (nothing of it otherwise). */
 async function syncOne(
   shop: ShopConfig,
-  context: CommandContext,
-  io: CliIO,
+  { context, io, pools }: SyncRunner,
   secret: string | undefined,
   acceptRemovals: boolean,
 ): Promise<SyncSummary> {
@@ -64,6 +77,7 @@ async function syncOne(
       log: context.log,
       signal: io.signal,
       onProgress: progress?.update,
+      pools,
       acceptRemovals,
       onRun: shop.notifyUrl === undefined ? undefined : notifier(shop.notifyUrl, secret, context, io),
     });
