@@ -22,6 +22,8 @@ export class EndVotes {
   private readonly shapes = new Set<string>();
   private trusted = false;
   private nothingAfter = 0;
+  /** The proved item that items were seen after (`itemsFollowed`): an end there needs more to be believed. */
+  private followed: string | undefined;
   /** Pages too small to hold the end in two ways: the same window counts again. */
   private noOtherShape = false;
   /** Answers in a row, each ending short just after the end the one before showed. */
@@ -55,9 +57,14 @@ export class EndVotes {
     return this.trusted;
   }
 
-  /** Whether a window from just after the end was answered with nothing more. */
+  /** Whether windows from just after the end were answered with nothing more, as often as it takes. */
   get backed(): boolean {
-    return this.nothingAfter > 0;
+    return this.nothingAfter >= this.emptiesNeeded;
+  }
+
+  /** Empty answers from just after the end that back it: two in a row after items were seen there. */
+  private get emptiesNeeded(): number {
+    return this.followed !== undefined && this.followed === this.at ? 2 : 1;
   }
 
   /**
@@ -87,6 +94,18 @@ export class EndVotes {
     this.trusted = trusted;
     this.shapes.add(shapeOf(window));
     return grown;
+  }
+
+  /**
+   * Items were seen just after the proved item `end`, which answers had shown as the end. Should the
+   * answers end there again, one empty answer from just after it is not enough: it contradicts one that
+   * held items, and a server's false end (an empty page in the middle of a listing) is as likely as a sale.
+   * Only two in a row are: a false end does not come twice in a row, an item sold stays sold. Without it,
+   * windows that the server cuts at `end` whatever their shape (short pages that lose nothing) could not
+   * prove the items seen after it, and the next false end was believed: they were lost.
+   */
+  itemsFollowed(end: string | undefined): void {
+    this.followed = end;
   }
 
   /** A window from just after the end held nothing more (`trust`: nothing can explain it but the end). */
@@ -119,7 +138,7 @@ export class EndVotes {
     const confirmed =
       (this.shapes.size >= 2 || (this.noOtherShape && this.count >= 2)) &&
       this.trusted &&
-      this.nothingAfter >= 1;
+      this.backed;
     return confirmed || (this.growth.steps >= GROWTH_TO_END && this.growth.trusted);
   }
 }

@@ -200,9 +200,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (inFlight > 0) return windows;
     // Asking no more than the server ever served: a short answer then cannot be its own page size.
     const tight = this.votes.isTrusted ? null : this.tightWindowAtEnd();
-    // A tight window unlike those that ended there is also the other shape: one answer confirms both.
-    if (this.votes.wantsAnotherShape && !(tight && !this.votes.has(tight))) {
-      const again = this.anotherWindowAtEnd();
+    if (this.votes.wantsAnotherShape) {
+      const again = this.anotherWindowAtEnd(tight);
       if (again) windows.push(again);
     }
     if (tight) windows.push(tight);
@@ -378,7 +377,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   /**
    * An answer for a window after the believed end: empty, or a repeat of the end (a server that clamps
    * `page`), from just after the end, it backs the end; items there mean that the answers that ended
-   * short were cut, or that the listing grew: kept, and the end asked for again.
+   * short were cut, or that the listing grew: kept, and the end asked for again (and from then on backed
+   * only by two empty answers in a row: see `EndVotes.itemsFollowed`).
    */
   private afterEnd(window: ListingWindow, answer: readonly Received[]): boolean {
     if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
@@ -391,6 +391,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     }
     // An empty listing that items then joined says nothing of the server's page size.
     if (this.votes.atAnItem) this.misplacedEnd();
+    this.votes.itemsFollowed(this.chain.last);
     this.keep(window, answer);
     this.noteStuck();
     this.votes.reset();
@@ -469,12 +470,15 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     return tight && tight.perPage <= this.largestAnswer ? tight : null;
   }
 
-  /** A window over the proved end unlike those that already ended there. */
-  private anotherWindowAtEnd(): ListingWindow | null {
+  /** A window over the proved end unlike those that already ended there (see `planEnd` for `tight`). */
+  private anotherWindowAtEnd(tight: ListingWindow | null): ListingWindow | null {
     for (let overlap = this.overlap(); overlap <= this.maxPerPage; overlap += 1) {
       const window = windowAfter(this.end, overlap, this.maxPerPage);
       if (window && !this.votes.has(window)) return window;
     }
+    // None of the largest windows over the end is another shape (a listing ending within page 1), but the
+    // tight window asked beside it is: its answer is the other shape, and the same window again says nothing.
+    if (tight && !this.votes.has(tight)) return null;
     // Pages too small to hold the end in two ways: the same window, asked again.
     this.votes.noOther();
     return windowAfter(this.end, this.overlap(), this.maxPerPage);
