@@ -1,5 +1,5 @@
 import { WindowsMisaligned } from './paginator.js';
-import type { ListingWindow } from './window.js';
+import { type ListingWindow, windowAt } from './window.js';
 
 /** Ends shown by an answer and gone at the next (not grown), before the reading gives up on a moving end. */
 const MAX_ENDS_MOVED = 64;
@@ -8,22 +8,30 @@ const GROWTH_TO_END = 4;
 
 /**
  * What the answers said of where the listing ends, for the windows' planner: the answers that ended
- * short at the same proved item (`at`; undefined for an empty listing), in how many window shapes,
- * and the answers from just after it that held nothing more. The end is believed once answers to two
+ * short at the same proved item (`at`; undefined for an empty listing), in which window shapes, and what
+ * the page after each of those windows, at its page size, held. The end is believed once answers to two
  * different windows ended at the same proved item, one of them asking no more than the server ever
- * served (its own page size cannot pass for the end), and the window just after it held nothing more;
- * or, on a listing that grows at its end after every answer, once `GROWTH_TO_END` answers in a row each
- * ended just after the one before. A server that leaves out the last items of an answer would have to
- * do so at the same item twice, or that many times in a row.
+ * served (its own page size cannot pass for the end), and the pages after two of them held nothing more
+ * (after the one, twice, where pages are too small to hold the end in two ways); or, on a listing that
+ * grows at its end after every answer, once `GROWTH_TO_END` answers in a row each ended just after the
+ * one before.
+ *
+ * Each rule answers a way a server's answer ends short before the listing does. A server that leaves out
+ * the last items of an answer would have to do so at the same item in two windows. A server whose pages
+ * end short without losing anything (the next page starts where the short one ended) lists the items
+ * that follow on the page after, at that page size: a window from the offset just after the end, at
+ * another page size, may end at the end again. And a false end (an empty page in the middle of a
+ * listing) would have to come twice. Property runs found an item lost to each of the three at once
+ * while one empty answer from just after the end was enough (test/api/listing/end-confirm.test.ts).
  */
 export class EndVotes {
   private at: string | undefined;
   private count = 0;
-  private readonly shapes = new Set<string>();
+  /** The windows that ended there, by shape. */
+  private readonly shapes = new Map<string, ListingWindow>();
+  /** By shape of a window that ended there: answers for the page after it that held nothing more. */
+  private readonly emptyAfter = new Map<string, number>();
   private trusted = false;
-  private nothingAfter = 0;
-  /** The proved item that items were seen after (`itemsFollowed`): an end there needs more to be believed. */
-  private followed: string | undefined;
   /** Pages too small to hold the end in two ways: the same window counts again. */
   private noOtherShape = false;
   /** Answers in a row, each ending short just after the end the one before showed. */
@@ -57,14 +65,10 @@ export class EndVotes {
     return this.trusted;
   }
 
-  /** Whether windows from just after the end were answered with nothing more, as often as it takes. */
+  /** Whether the pages after the windows that ended there held nothing more, as often as it takes. */
   get backed(): boolean {
-    return this.nothingAfter >= this.emptiesNeeded;
-  }
-
-  /** Empty answers from just after the end that back it: two in a row after items were seen there. */
-  private get emptiesNeeded(): number {
-    return this.followed !== undefined && this.followed === this.at ? 2 : 1;
+    const empties = [...this.emptyAfter.values()];
+    return empties.length >= 2 || (this.noOtherShape && empties.some((count) => count >= 2));
   }
 
   /**
@@ -75,7 +79,7 @@ export class EndVotes {
    */
   vote(end: string | undefined, window: ListingWindow, trusted: boolean, holdsLastEnd: boolean): boolean {
     if (this.count > 0 && this.at === end) {
-      this.shapes.add(shapeOf(window));
+      this.shapes.set(shapeOf(window), window);
       this.count += 1;
       this.trusted ||= trusted;
       return false;
@@ -92,26 +96,35 @@ export class EndVotes {
     this.at = end;
     this.count = 1;
     this.trusted = trusted;
-    this.shapes.add(shapeOf(window));
+    this.shapes.set(shapeOf(window), window);
     return grown;
   }
 
   /**
-   * Items were seen just after the proved item `end`, which answers had shown as the end. Should the
-   * answers end there again, one empty answer from just after it is not enough: it contradicts one that
-   * held items, and a server's false end (an empty page in the middle of a listing) is as likely as a sale.
-   * Only two in a row are: a false end does not come twice in a row, an item sold stays sold. Without it,
-   * windows that the server cuts at `end` whatever their shape (short pages that lose nothing) could not
-   * prove the items seen after it, and the next false end was believed: they were lost.
+   * The page after `ended`, a window that ended there, held nothing more (`trust`: nothing can explain it
+   * but the end). An empty listing's page 1 is both: pass it as `ended`.
    */
-  itemsFollowed(end: string | undefined): void {
-    this.followed = end;
+  nothingMore(ended: ListingWindow, trust = false): void {
+    const shape = shapeOf(ended);
+    this.emptyAfter.set(shape, (this.emptyAfter.get(shape) ?? 0) + 1);
+    this.trusted ||= trust;
   }
 
-  /** A window from just after the end held nothing more (`trust`: nothing can explain it but the end). */
-  nothingMore(trust = false): void {
-    this.nothingAfter += 1;
-    this.trusted ||= trust;
+  /**
+   * The pages to ask next to back the end: after each window that ended there, at its page size, not yet
+   * answered empty (`again`: all of them, backed or not, for a planner that has nothing else to ask).
+   */
+  continuations(again = false): ListingWindow[] {
+    if (this.backed && !again) return [];
+    const wanted = [...this.shapes].filter(
+      ([shape]) => again || this.noOtherShape || !this.emptyAfter.has(shape),
+    );
+    return wanted.map(([, window]) => windowAt(window.page + 1, window.perPage));
+  }
+
+  /** The window that ended there whose next page, at its page size, `window` is (undefined if none). */
+  continued(window: ListingWindow): ListingWindow | undefined {
+    return window.page > 1 ? this.shapes.get(shapeOf(windowAt(window.page - 1, window.perPage))) : undefined;
   }
 
   /** Whether `window` has the shape of one that already ended there. */
@@ -129,16 +142,14 @@ export class EndVotes {
     this.at = undefined;
     this.count = 0;
     this.shapes.clear();
+    this.emptyAfter.clear();
     this.trusted = false;
-    this.nothingAfter = 0;
     this.noOtherShape = false;
   }
 
   ended(): boolean {
     const confirmed =
-      (this.shapes.size >= 2 || (this.noOtherShape && this.count >= 2)) &&
-      this.trusted &&
-      this.backed;
+      (this.shapes.size >= 2 || (this.noOtherShape && this.count >= 2)) && this.trusted && this.backed;
     return confirmed || (this.growth.steps >= GROWTH_TO_END && this.growth.trusted);
   }
 }

@@ -14,7 +14,7 @@ import {
   type Paginator,
   WindowsMisaligned,
 } from './paginator.js';
-import { type ListingWindow, windowAfter, windowJustAfter } from './window.js';
+import { type ListingWindow, windowAfter, windowAt } from './window.js';
 import { RecentIds } from './yielded-ids.js';
 
 /** Readings without a new proved item, beyond those already in flight when the first of them was
@@ -205,7 +205,13 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       if (again) windows.push(again);
     }
     if (tight) windows.push(tight);
-    if (!this.votes.backed || windows.length === 0) windows.push(windowJustAfter(this.end, this.maxPerPage));
+    const wanted = this.votes.continuations();
+    // Nothing else to ask (an end that is backed but not yet believed): the same pages again.
+    const continuations = windows.length + wanted.length > 0 ? wanted : this.votes.continuations(true);
+    for (const next of continuations) {
+      if (!windows.some((window) => window.page === next.page && window.perPage === next.perPage))
+        windows.push(next);
+    }
     return windows;
   }
 
@@ -281,7 +287,10 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.back = 0;
     } else this.noteStuck();
     const progressed = afterIds.length > 0;
-    const ends = short && lastId === this.chain.last;
+    // While an end is confirmed, a window no larger than the server ever served that ends at it ends
+    // there too, whole: the single item of a listing of one (no other window is short there).
+    const confirming = this.votes.any && window.perPage <= this.largestAnswer && !progressed;
+    const ends = (short || confirming) && lastId === this.chain.last;
     if (short) this.nearEnd = NEAR_END_ANSWERS;
     else if (progressed) this.nearEnd = Math.max(0, this.nearEnd - 1);
     const lastEnd = this.votes.lastEnd;
@@ -360,7 +369,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       this.end = -1;
     }
     this.vote(window, false);
-    this.votes.nothingMore(true);
+    this.votes.nothingMore(window, true);
     this.replan();
     return this.votes.ended();
   }
@@ -376,22 +385,21 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
 
   /**
    * An answer for a window after the believed end: empty, or a repeat of the end (a server that clamps
-   * `page`), from just after the end, it backs the end; items there mean that the answers that ended
-   * short were cut, or that the listing grew: kept, and the end asked for again (and from then on backed
-   * only by two empty answers in a row: see `EndVotes.itemsFollowed`).
+   * `page`), for the page after a window that ended there, it backs the end; items there mean that the answers that ended
+   * short were cut, or that the listing grew: kept, and the end asked for again.
    */
   private afterEnd(window: ListingWindow, answer: readonly Received[]): boolean {
     if (answer.length === 0 || answer.at(-1)?.id === this.chain.last) {
-      // Only a window from just after the end backs it; one further on was read ahead.
-      if (window.start > this.end + 1) return false;
-      this.votes.nothingMore();
+      // Only the page after a window that ended there backs it; others were read ahead.
+      const before = this.votes.continued(window);
+      if (before === undefined) return false;
+      this.votes.nothingMore(before);
       const ended = this.votes.ended();
       if (!ended) this.noteStuck();
       return ended;
     }
     // An empty listing that items then joined says nothing of the server's page size.
     if (this.votes.atAnItem) this.misplacedEnd();
-    this.votes.itemsFollowed(this.chain.last);
     this.keep(window, answer);
     this.noteStuck();
     this.votes.reset();
@@ -464,10 +472,17 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (this.votes.vote(this.chain.last, window, trusted, holdsLastEnd)) this.misplacedEnds = 0;
   }
 
-  /** A window over the proved end no larger than the largest answer the server gave, if there is one. */
+  /** A window over the proved end no larger than the largest answer the server gave, if there is one
+   * (`end` is an item's offset here: an end is being confirmed). */
   private tightWindowAtEnd(): ListingWindow | null {
-    const tight = windowAfter(this.end, 1, Math.max(2, Math.min(this.maxPerPage, this.largestAnswer)));
-    return tight && tight.perPage <= this.largestAnswer ? tight : null;
+    const largest = Math.min(this.maxPerPage, this.largestAnswer);
+    const tight = windowAfter(this.end, 1, Math.max(2, largest));
+    if (tight && tight.perPage <= this.largestAnswer) return tight;
+    // None reaches past the end (a listing of a few items): the largest that ends at it, whole.
+    for (let perPage = largest; perPage >= 1; perPage -= 1) {
+      if ((this.end + 1) % perPage === 0) return windowAt((this.end + 1) / perPage, perPage);
+    }
+    return null;
   }
 
   /** A window over the proved end unlike those that already ended there (see `planEnd` for `tight`). */

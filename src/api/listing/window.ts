@@ -47,13 +47,3 @@ function bestWindow(end: number, overlap: number, maxPerPage: number): ListingWi
   }
   return bestGain > 0 ? windowAt(Math.floor(from / bestPerPage) + 1, bestPerPage) : null;
 }
-
-/** The window just after offset `end`, as large as a divisor of `end + 1` up to `maxPerPage` allows:
- * asked once the reading believes the listing ends at `end`. */
-export function windowJustAfter(end: number, maxPerPage: number): ListingWindow {
-  const next = end + 1;
-  for (let perPage = Math.min(maxPerPage, Math.max(1, next)); perPage > 1; perPage -= 1) {
-    if (next % perPage === 0) return windowAt(next / perPage + 1, perPage);
-  }
-  return windowAt(next + 1, 1);
-}
