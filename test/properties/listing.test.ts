@@ -56,15 +56,26 @@ async function readThrough(
 }
 
 describe('reading a listing (property)', () => {
-  it("yields exactly the server's ids through short and lossy pages and false ends", async () => {
-    await fc.assert(
-      fc.asyncProperty(listing, async (drawn) => {
-        const { read, truth } = await readThrough(drawn);
-        expect([...read].sort()).toEqual([...truth].sort());
-      }),
-      { numRuns: 30, seed: 20261122 },
-    );
-  });
+  // Seeds 33 and 44 draw, within 150 runs, listings that the reader of 2026-11-28 (725b8cf) read without
+  // their last items, the run complete (an end believed on one empty answer from just after it; see
+  // `EndVotes`). Other seeds still find about one such listing in a hundred: pages cut short one after
+  // another, taken for a listing growing at its end (docs/benchmark.md).
+  it.each([
+    [20261122, 30],
+    [33, 150],
+    [44, 150],
+  ])(
+    "yields exactly the server's ids through short and lossy pages and false ends (seed %i, %i runs)",
+    async (seed, numRuns) => {
+      await fc.assert(
+        fc.asyncProperty(listing, async (drawn) => {
+          const { read, truth } = await readThrough(drawn);
+          expect([...read].sort()).toEqual([...truth].sort());
+        }),
+        { numRuns, seed },
+      );
+    },
+  );
 
   it('reads every id listed throughout the read of a listing that grows meanwhile', async () => {
     await fc.assert(
