@@ -111,15 +111,19 @@ export class EndVotes {
   }
 
   /**
-   * The pages to ask next to back the end: after each window that ended there, at its page size, not yet
-   * answered empty (`again`: all of them, backed or not, for a planner that has nothing else to ask).
+   * The pages to ask beside `planned` (the planner's other windows) to back the end: the page after each
+   * window that ended there, at its page size, not yet answered empty; all of them again when nothing
+   * else would be asked (an end that is backed but not yet believed).
    */
-  continuations(again = false): ListingWindow[] {
-    if (this.backed && !again) return [];
-    const wanted = [...this.shapes].filter(
-      ([shape]) => again || this.noOtherShape || !this.emptyAfter.has(shape),
-    );
-    return wanted.map(([, window]) => windowAt(window.page + 1, window.perPage));
+  continuations(planned: readonly ListingWindow[]): ListingWindow[] {
+    const after = (all: boolean) =>
+      [...this.shapes]
+        .filter(([shape]) => all || this.noOtherShape || !this.emptyAfter.has(shape))
+        .map(([, window]) => windowAt(window.page + 1, window.perPage));
+    const wanted = this.backed ? [] : after(false);
+    const chosen = planned.length + wanted.length > 0 ? wanted : after(true);
+    const asked = new Set(planned.map(shapeOf));
+    return chosen.filter((window) => !asked.has(shapeOf(window)));
   }
 
   /** The window that ended there whose next page, at its page size, `window` is (undefined if none). */

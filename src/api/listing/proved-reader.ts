@@ -205,13 +205,7 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
       if (again) windows.push(again);
     }
     if (tight) windows.push(tight);
-    const wanted = this.votes.continuations();
-    // Nothing else to ask (an end that is backed but not yet believed): the same pages again.
-    const continuations = windows.length + wanted.length > 0 ? wanted : this.votes.continuations(true);
-    for (const next of continuations) {
-      if (!windows.some((window) => window.page === next.page && window.perPage === next.perPage))
-        windows.push(next);
-    }
+    windows.push(...this.votes.continuations(windows));
     return windows;
   }
 
