@@ -33,9 +33,6 @@ beforeEach(() => {
     SYNC_QUEUE_PREFIX: uniquePrefix('cli'),
     SYNC_PER_PAGE: '20',
     LOG_LEVEL: 'info',
-    // The default schedule (every quarter hour) adds a run when a test spans one: CI saw the SIGKILL
-    // case's scheduled job resume run 1, and the triggered job then report run 2.
-    SYNC_SCHEDULE: '0 0 1 1 *',
   };
   sim.setFaults({ latencyMs: 0, rate5xx: 0, rate429: 0, retryAfter: 0 });
 });

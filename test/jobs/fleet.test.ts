@@ -20,7 +20,7 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';
 import { Receiver } from '../helpers/receiver.js';
 import { killAll, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
-import { tempDir } from '../store/fixtures.js';
+import { NEVER_DURING_TESTS, tempDir } from '../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
@@ -63,7 +63,7 @@ function fleetEnv(name: string, shops: readonly string[], extra: Record<string, 
       username,
       password,
       per_page: 20,
-      schedule: '0 0 1 1 *',
+      schedule: NEVER_DURING_TESTS,
     },
   ]);
   const file = path.join(temp.dir, `${name}.json`);

@@ -71,8 +71,6 @@ describe("the worker's notifications", () => {
       OPS_PORT: String(opsPort),
       NOTIFY_URL: receiver.url,
       NOTIFY_SECRET: SECRET,
-      // The default schedule (every quarter hour) would add a second run's delivery when the test spans one.
-      SYNC_SCHEDULE: '0 0 1 1 *',
     };
     // The receiver fails the first delivery, then goes away.
     receiver.answer = () => {

@@ -12,7 +12,7 @@ import {
   sampleItem,
   startScripted,
 } from '../api/scripted-server.js';
-import { tempDir } from '../store/fixtures.js';
+import { NEVER_DURING_TESTS, tempDir } from '../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 const BUDGET_SECONDS = 2;
@@ -61,6 +61,7 @@ it('a job whose requests all wait on one failing renewal fails within the retry 
     MARKETPLACE_CLIENT_SECRET: CREDENTIALS.clientSecret,
     MARKETPLACE_USERNAME: CREDENTIALS.username,
     MARKETPLACE_PASSWORD: CREDENTIALS.password,
+    SYNC_SCHEDULE: NEVER_DURING_TESTS,
   });
   worker = await startWorker(config, silentLogger());
   const queues = new ShopQueues(redis, prefix, silentLogger());

@@ -26,7 +26,7 @@ import { shopPaths } from '../../src/store/paths.js';
 import { listRuns } from '../../src/store/run-records.js';
 import type { SyncSummary } from '../../src/sync/index.js';
 import { simulatorShopLines } from '../helpers/config-files.js';
-import { simEnv, tempDir } from '../store/fixtures.js';
+import { NEVER_DURING_TESTS, simEnv, tempDir } from '../store/fixtures.js';
 import { deletePrefix, TEST_REDIS_URL, uniquePrefix } from './redis-fixtures.js';
 
 let sim: Simulator;
@@ -64,8 +64,6 @@ function configWith(extra: Record<string, string> = {}): AppConfig {
     REDIS_URL: TEST_REDIS_URL,
     SYNC_QUEUE_PREFIX: prefix,
     SYNC_PER_PAGE: '25',
-    // The default schedule (every quarter hour) would add a run to a test that spans one.
-    SYNC_SCHEDULE: '0 0 1 1 *',
     ...extra,
   });
 }
@@ -305,8 +303,8 @@ describe('schedules', () => {
   });
 
   it('sends a sync to a worker that knows its shop, with two workers of different shops on one Redis', async () => {
-    await start(shopsConfig({ north: '0 0 1 1 *' }));
-    await start(shopsConfig({ south: '0 0 1 1 *' }));
+    await start(shopsConfig({ north: NEVER_DURING_TESTS }));
+    await start(shopsConfig({ south: NEVER_DURING_TESTS }));
 
     const jobs = await Promise.all(
       ['north', 'south'].map(async (shop) => (await enqueueSync(queues.syncOf(groupOf([shop])), shop)).job),
@@ -348,8 +346,8 @@ describe('schedules', () => {
   });
 
   it("sends the tick of another group's shop to that group", async () => {
-    const north = await start(shopsConfig({ north: '0 0 1 1 *' }));
-    await start(shopsConfig({ south: '0 0 1 1 *' }));
+    const north = await start(shopsConfig({ north: NEVER_DURING_TESTS }));
+    await start(shopsConfig({ south: NEVER_DURING_TESTS }));
     const tick = scheduledSyncProcessor(queues, { group: groupOf(['south']), shops: new Set(['south']) });
 
     const queued = await tick(await queues.ticks.add(SCHEDULED_JOB, { shop: 'north' }));
