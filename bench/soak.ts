@@ -1,16 +1,27 @@
 /**
  * `npm run soak -- --minutes N [--seed S]`: the fault suite's crash cases, over and over with random
  * seeds, kill points, catalogue changes, marketplace faults, read-ahead and (in half the cases) churn
- * while the crashing sync and its recovery read the listing, until the time is up. Prints what it did
- * (kills per point, faults served, items and changes compared, survivors lost over the churned cases'
- * kills) and every promise broken; exits 1 if anything was lost.
+ * while the crashing sync and its recovery read the listing, until the time is up; after each case, a few
+ * random hostile listings read to their end as the listing property draws them (`listing-draws.ts`):
+ * a property runs a fixed seed, and other seeds found listings read without their last items. Prints
+ * what it did (kills per point, faults served, items and changes compared, survivors lost over the
+ * churned cases' kills, listings read and items they missed) and every promise broken; exits 1 if
+ * anything was lost.
  */
 import { parseArgs } from 'node:util';
+import fc from 'fast-check';
 import type { ChurnFault, FaultKind, Faults, Mutation } from '../src/simulator/index.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { Prng } from '../src/simulator/prng.js';
 import type { SyncPoint } from '../src/sync/index.js';
 import { CRASH_POINTS, type CrashCase, runCrashCase } from './faults/harness.js';
+import {
+  type DrawnListing,
+  growingListing,
+  hostileListing,
+  missedIds,
+  readThrough,
+} from './faults/listing-draws.js';
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string', default: '1' }, seed: { type: 'string' } },
@@ -79,6 +90,41 @@ function randomCase(rng: Prng, items: number, perPage: number): CrashCase {
   };
 }
 
+/** Random listings read after each crash case: a crash case takes seconds, a listing a fraction of one. */
+const LISTINGS_PER_CASE = 4;
+
+/** What the listing draws found: how many were read, why readings failed, and each one read incompletely. */
+interface ListingTally {
+  read: number;
+  /** A reading that failed is no loss (a sync would fail honestly), but one the data allowed to complete. */
+  failed: Map<string, number>;
+  lost: string[];
+}
+
+/** Reads `count` listings drawn from `seed` (one in four growing while it is read) into `tally`. */
+async function readListings(seed: number, count: number, tally: ListingTally): Promise<void> {
+  const drawn = fc.sample(fc.oneof({ weight: 3, arbitrary: hostileListing }, growingListing), {
+    seed,
+    numRuns: count,
+  });
+  for (const listing of drawn) {
+    tally.read += 1;
+    try {
+      const missed = missedIds(await readThrough(listing)).length;
+      if (missed > 0) tally.lost.push(lostListing(listing, missed));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      tally.failed.set(reason, (tally.failed.get(reason) ?? 0) + 1);
+    }
+  }
+}
+
+const failedCount = (tally: ListingTally) => [...tally.failed.values()].reduce((a, b) => a + b, 0);
+
+function lostListing(listing: DrawnListing, missed: number): string {
+  return `listing ${JSON.stringify(listing)}: read to its end without ${missed} of its items`;
+}
+
 async function main(): Promise<void> {
   const rng = new Prng(seed);
   const items = 200 + rng.int(600);
@@ -94,6 +140,7 @@ async function main(): Promise<void> {
   let churnKills = 0;
   let survivorsChecked = 0;
   let survivorsLost = 0;
+  const listings: ListingTally = { read: 0, failed: new Map(), lost: [] };
   const deadline = Date.now() + minutes * 60_000;
   process.stdout.write(`soak: seed ${seed}, ${items} items, ${minutes} min\n`);
   try {
@@ -118,6 +165,7 @@ async function main(): Promise<void> {
       }
       changesCompared += outcome.changesCompared;
       for (const problem of outcome.problems) broken.push(`case ${cases} (${c.point} #${c.nth}): ${problem}`);
+      await readListings(rng.int(2 ** 30), LISTINGS_PER_CASE, listings);
     }
   } finally {
     await sim.close();
@@ -130,11 +178,13 @@ async function main(): Promise<void> {
     `items compared: ${itemsCompared}; changes compared: ${changesCompared}`,
     `churn cases: ${churnCases} (${survivorsChecked} survivors checked)`,
     `survivors lost: ${survivorsLost} over ${churnKills} kills`,
-    `lost or wrong: ${broken.length}`,
-    ...broken.slice(0, 50),
+    `listings read: ${listings.read} (${listings.lost.length} completed without some items, ${failedCount(listings)} failed)`,
+    ...[...listings.failed].map(([reason, n]) => `  failed ${n}x: ${reason}`),
+    `lost or wrong: ${broken.length + listings.lost.length}`,
+    ...[...broken, ...listings.lost].slice(0, 50),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (broken.length > 0 || survivorsLost > 0) process.exitCode = 1;
+  if (broken.length > 0 || listings.lost.length > 0 || survivorsLost > 0) process.exitCode = 1;
 }
 
 await main();
