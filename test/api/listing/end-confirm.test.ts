@@ -31,7 +31,7 @@ describe('the end of a short listing', () => {
  * lossy short pages and false ends. In each, answers at two page sizes were cut short at the same item and
  * one empty answer from the offset just after it (a false end, or a page cut at yet another size) was
  * believed: the items after it were lost, and the run complete. Of 200 such random listings (two draws),
- * 21 and 22 lost items so; 1 and 2 now, each taken for a listing that grew at its end (`EndVotes`).
+ * 21 and 22 lost items so; then 1 and 2, each taken for a listing that grew at its end (below).
  */
 describe('an end that answers a server cut short showed', () => {
   it.each([
