@@ -198,6 +198,9 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
   private planEnd(inFlight: number): ListingWindow[] {
     const windows: ListingWindow[] = [];
     if (inFlight > 0) return windows;
+    // Alone: its answer, a later end or the same, decides what the windows below would be asked for.
+    const recheck = this.votes.recheck();
+    if (recheck) return [recheck];
     // Asking no more than the server ever served: a short answer then cannot be its own page size.
     const tight = this.votes.isTrusted ? null : this.tightWindowAtEnd();
     if (this.votes.wantsAnotherShape) {
