@@ -1,6 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/simulator/index.js';
+import { type Faults, startSimulator } from '../../../src/simulator/index.js';
 import { clientFor, readAll } from '../helpers.js';
+
+/** A listing and the faults it is served through (the simulator's), as a property run found it. */
+interface ListingCase extends Partial<Faults> {
+  readonly items: number;
+  readonly seed: number;
+  readonly perPage: number;
+  readonly maxInFlight: number;
+}
+
+/** Reads the listing through its faults: every id the simulator lists, and no other. */
+async function readsWhole(drawn: ListingCase): Promise<void> {
+  const { items, seed, perPage, maxInFlight, ...faults } = drawn;
+  const sim = await startSimulator({ items, seed, faults });
+  const client = clientFor(sim);
+  try {
+    const reading = await readAll(client, { perPage, maxInFlight });
+    expect(reading.items.map((item) => item.id).sort()).toEqual([...sim.listedIds()].sort());
+  } finally {
+    await client.close();
+    await sim.close();
+  }
+}
 
 /**
  * A listing that ends within its first page is believed once another window ends at the same item, one
@@ -47,18 +69,7 @@ describe('an end that answers a server cut short showed', () => {
       lossyShortPageRate: 0.1,
       falseEndRate: 0.2,
     },
-  ])('is believed only once the pages after two windows that ended there held nothing: %o', async (drawn) => {
-    const { items, seed, perPage, maxInFlight, ...faults } = drawn;
-    const sim = await startSimulator({ items, seed, faults });
-    const client = clientFor(sim);
-    try {
-      const reading = await readAll(client, { perPage, maxInFlight });
-      expect(reading.items.map((item) => item.id).sort()).toEqual([...sim.listedIds()].sort());
-    } finally {
-      await client.close();
-      await sim.close();
-    }
-  });
+  ])('is believed only once the pages after two windows that ended there held nothing: %o', readsWhole);
 });
 
 /**
@@ -91,18 +102,7 @@ describe('pages cut short one after another near the end', () => {
       lossyShortPageRate: 0.05,
       falseEndRate: 0.2,
     },
-  ])('are not taken for a listing growing at its end: %o', async (drawn) => {
-    const { items, seed, perPage, maxInFlight, ...faults } = drawn;
-    const sim = await startSimulator({ items, seed, faults });
-    const client = clientFor(sim);
-    try {
-      const reading = await readAll(client, { perPage, maxInFlight });
-      expect(reading.items.map((item) => item.id).sort()).toEqual([...sim.listedIds()].sort());
-    } finally {
-      await client.close();
-      await sim.close();
-    }
-  });
+  ])('are not taken for a listing growing at its end: %o', readsWhole);
 });
 
 /**
