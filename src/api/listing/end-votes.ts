@@ -13,14 +13,12 @@ interface Growth {
   steps: number;
   /** Whether one of them asked no more than the server ever served. */
   trusted: boolean;
-  /** The shapes of the windows they answered. */
-  readonly shapes: Set<string>;
   /** The window the latest of them answered. */
   window: ListingWindow | undefined;
-  /** Whether the latest ended after the end a window of its shape showed earlier in the row: the end
-   * moved between two asks of the same window, which a page cut short does not do. Only the latest
-   * counts: a lossy answer early in the row, asked again whole, looks the same (a property run lost
-   * items so). */
+  /** Whether the latest answered the window asked again (`recheck`) and ended after the end that window
+   * showed just before: the end moved between two asks of the same window in a row, which a page cut
+   * short does not do. An earlier answer of the same window in the row says less: it may have left out
+   * items that the later one holds (a property run, then the soak, lost items so). */
   timed: boolean;
   /** Whether the latest window was asked again (`recheck`). */
   rechecked: boolean;
@@ -34,8 +32,7 @@ interface Growth {
  * served (its own page size cannot pass for the end), and the pages after two of them held nothing more
  * (after the one, twice, where pages are too small to hold the end in two ways); or, on a listing that
  * grows at its end after every answer, once `GROWTH_TO_END` answers in a row each ended just after the
- * one before, the latest of them after the end that a window of its shape showed earlier in the row (if
- * none did, the latest window is asked again: `recheck`).
+ * one before, and the latest window, asked again at once (`recheck`), ended later still.
  *
  * Each rule answers a way a server's answer ends short before the listing does. A server that leaves out
  * the last items of an answer would have to do so at the same item in two windows. A server whose pages
@@ -47,7 +44,8 @@ interface Growth {
  * Pages cut short without loss, one after another near the end, each ending a little after the one
  * before, look like a listing growing at its end; but such a page, asked again, ends where it did, while
  * a growing listing shows the same window a later end (property runs found items lost so, 1 to 3 of
- * 1,000 random hostile listings: the same file).
+ * 1,000 random hostile listings: the same file). Only when asked again at once: a window's earlier answer
+ * in the row may have left out items its later one holds (the soak lost half a listing so).
  */
 export class EndVotes {
   private at: string | undefined;
@@ -126,21 +124,19 @@ export class EndVotes {
   /** `window`'s answer ended at `end`, just after the end the answer before showed. */
   private grow(end: string | undefined, window: ListingWindow, trusted: boolean): void {
     const growth = this.growth;
-    const shape = shapeOf(window);
+    const asked = growth.rechecked && growth.window !== undefined;
     growth.at = end;
     growth.steps += 1;
     growth.trusted ||= trusted;
-    growth.timed = growth.shapes.has(shape);
-    growth.shapes.add(shape);
+    growth.timed = asked && shapeOf(growth.window as ListingWindow) === shapeOf(window);
     growth.window = window;
     growth.rechecked = false;
   }
 
   /**
-   * The window to ask again, once, before a growth is believed: the latest, when no window of its shape
-   * showed an earlier end in the row. A growing listing shows it a later end (believed); a page cut short
-   * shows it the same (a second answer at that end, confirmed as any other end). None when the end was
-   * shown twice.
+   * The window to ask again, once, before a growth is believed: the latest. A growing listing shows it a
+   * later end (believed); a page cut short shows it the same (a second answer at that end, confirmed as
+   * any other end). None when the end was shown twice.
    */
   recheck(): ListingWindow | undefined {
     const growth = this.growth;
@@ -210,8 +206,7 @@ export class EndVotes {
 }
 
 function growthFrom(at: string | undefined, trusted: boolean, window?: ListingWindow): Growth {
-  const shapes = new Set(window ? [shapeOf(window)] : []);
-  return { at, steps: 0, trusted, shapes, window, timed: false, rechecked: false };
+  return { at, steps: 0, trusted, window, timed: false, rechecked: false };
 }
 
 function shapeOf(window: ListingWindow): string {
