@@ -124,11 +124,11 @@ export class EndVotes {
   /** `window`'s answer ended at `end`, just after the end the answer before showed. */
   private grow(end: string | undefined, window: ListingWindow, trusted: boolean): void {
     const growth = this.growth;
-    const asked = growth.rechecked && growth.window !== undefined;
+    const asked = growth.rechecked ? growth.window : undefined;
     growth.at = end;
     growth.steps += 1;
     growth.trusted ||= trusted;
-    growth.timed = asked && shapeOf(growth.window as ListingWindow) === shapeOf(window);
+    growth.timed = asked !== undefined && shapeOf(asked) === shapeOf(window);
     growth.window = window;
     growth.rechecked = false;
   }
