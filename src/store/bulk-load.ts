@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { StoredVersion } from '../domain/unchanged-item.js';
 import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
-import { perConnection } from './per-connection.js';
+import { statementsPerConnection } from './per-connection.js';
 import { recordBodiesOf } from './read-bodies.js';
 import type { ReadItems } from './write-items.js';
 
@@ -159,15 +159,16 @@ function fnv1a(text: string): number {
 }
 
 /** Prepared once per connection: none of them names the index of ids, which may be missing then. */
-const statements = perConnection((db) => ({
-  hasIndex: db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
-  anyVersion: db.prepare('SELECT EXISTS (SELECT 1 FROM item_versions)').pluck(),
-  insert: db.prepare(
-    `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
-       VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
-  ),
-  latestRun: db.prepare('SELECT max(valid_from_run) FROM item_versions').pluck(),
-}));
+const statements = statementsPerConnection({
+  hasIndex: (db) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
+  anyVersion: (db) => db.prepare('SELECT EXISTS (SELECT 1 FROM item_versions)').pluck(),
+  insert: (db) =>
+    db.prepare(
+      `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
+         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
+    ),
+  latestRun: (db) => db.prepare('SELECT max(valid_from_run) FROM item_versions').pluck(),
+});
 
 /**
  * An id has one open version: of an id read more than once, the versions before its latest go. Found

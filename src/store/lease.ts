@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type Database from 'better-sqlite3';
 import { SyncBusyError } from '../errors.js';
 import { type Store, storeError } from './open.js';
 
@@ -67,12 +68,11 @@ export function acquireLease(
   }).immediate();
 
   let lost = false;
+  let renewal: Database.Statement | undefined;
   const renew = () => {
     if (!db.open || lost) return;
-    const changed = db
-      .prepare('UPDATE lease SET expires_at = ? WHERE slot = 1 AND holder = ?')
-      .run(Date.now() + options.ttlMs, holder).changes;
-    lost = changed === 0;
+    renewal ??= db.prepare('UPDATE lease SET expires_at = ? WHERE slot = 1 AND holder = ?');
+    lost = renewal.run(Date.now() + options.ttlMs, holder).changes === 0;
   };
   const timer = setInterval(() => {
     try {

@@ -14,3 +14,32 @@ export function perConnection<T>(build: (db: Database.Database) => T): (db: Data
     return fresh;
   };
 }
+
+/** How each of a set of statements is prepared on a connection. */
+export type StatementFactories<T> = { readonly [K in keyof T]: (db: Database.Database) => T[K] };
+
+/**
+ * A set of statements kept per connection (`perConnection`), each prepared the first time it is used
+ * there. A sync uses part of what the modules it goes through prepare (an unchanged resync ran 45 of the
+ * 68 statements it prepared, a first sync 44 of 56), and each costs about 25 µs to prepare; a sync of
+ * a small shop opens a connection of its own.
+ */
+export function statementsPerConnection<T extends object>(
+  factories: StatementFactories<T>,
+): (db: Database.Database) => T {
+  const keys = Object.keys(factories) as (keyof T)[];
+  return perConnection((db) => {
+    const statements = {} as T;
+    for (const key of keys) {
+      let made: T[keyof T] | undefined;
+      Object.defineProperty(statements, key, {
+        enumerable: true,
+        get: () => {
+          made ??= factories[key](db);
+          return made;
+        },
+      });
+    }
+    return statements;
+  });
+}

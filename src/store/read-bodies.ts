@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { KnownBody, StoredVersion, VouchedBody } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
-import { perConnection } from './per-connection.js';
+import { statementsPerConnection } from './per-connection.js';
 
 /**
  * The listing bodies the store has read in full, by digest and by the page that received them, with
@@ -306,54 +306,62 @@ const VERSIONS_OF_ELEMENTS = `(
                   AND v.sent = (listing_bodies.elements ->> ('$[1][' || j.key || ']'))
                 ORDER BY j.key) e)`;
 
-const statements = perConnection((db) => ({
-  none: db.prepare('SELECT NOT EXISTS (SELECT 1 FROM listing_bodies)').pluck(),
-  elements: db.prepare('SELECT elements, versions, versions_run FROM listing_bodies WHERE digest = ?'),
+const statements = statementsPerConnection({
+  none: (db) => db.prepare('SELECT NOT EXISTS (SELECT 1 FROM listing_bodies)').pluck(),
+  elements: (db) =>
+    db.prepare('SELECT elements, versions, versions_run FROM listing_bodies WHERE digest = ?'),
   /** The rows received as a page, latest first (a row vouches for its versions or not: asked in turn). */
-  page: db.prepare(
-    `SELECT elements, versions, versions_run FROM listing_bodies INDEXED BY listing_bodies_page
+  page: (db) =>
+    db.prepare(
+      `SELECT elements, versions, versions_run FROM listing_bodies INDEXED BY listing_bodies_page
       WHERE page = ? AND versions IS NOT NULL ORDER BY versions_run DESC, rowid DESC`,
-  ),
-  learn: db.prepare(
-    `INSERT INTO listing_bodies (digest, elements, page) VALUES (?, ?, ?)
+    ),
+  learn: (db) =>
+    db.prepare(
+      `INSERT INTO listing_bodies (digest, elements, page) VALUES (?, ?, ?)
        ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, page = excluded.page`,
-  ),
+    ),
   /** `learn` and `recordRead` in one statement. */
-  learnRecorded: db.prepare(
-    `INSERT INTO listing_bodies (digest, elements, page, versions, versions_run) VALUES (?, ?, ?, ?, ?)
+  learnRecorded: (db) =>
+    db.prepare(
+      `INSERT INTO listing_bodies (digest, elements, page, versions, versions_run) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (digest) DO UPDATE SET elements = excluded.elements, page = excluded.page,
          versions = excluded.versions, versions_run = excluded.versions_run`,
-  ),
+    ),
   /** Notes that run `run` received the body `digest`, learnt or used: in a small row of its own. */
-  received: db.prepare(
-    `INSERT INTO listing_body_runs (body, run) SELECT body, @run FROM listing_bodies WHERE digest = @digest
+  received: (db) =>
+    db.prepare(
+      `INSERT INTO listing_body_runs (body, run) SELECT body, @run FROM listing_bodies WHERE digest = @digest
        ON CONFLICT (body) DO UPDATE SET run = excluded.run`,
-  ),
-  record: db
-    .prepare(
-      `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
+    ),
+  record: (db) =>
+    db
+      .prepare(
+        `UPDATE listing_bodies SET versions_run = @run, versions = ${VERSIONS_OF_ELEMENTS}
         WHERE digest = @digest RETURNING versions IS NOT NULL`,
-    )
-    .pluck(),
-  recordRead: db.prepare('UPDATE listing_bodies SET versions = ?, versions_run = ? WHERE digest = ?'),
+      )
+      .pluck(),
+  recordRead: (db) => db.prepare('UPDATE listing_bodies SET versions = ?, versions_run = ? WHERE digest = ?'),
   /** Per `[i, id, sent]`: `[i, version, hash]` of the id's open version read from those very bytes. */
-  openVersions: db
-    .prepare(
-      `SELECT j.value ->> 0, v.version, v.hash
+  openVersions: (db) =>
+    db
+      .prepare(
+        `SELECT j.value ->> 0, v.version, v.hash
          FROM json_each(?) j
         CROSS JOIN item_versions v INDEXED BY item_versions_id
         WHERE v.id = j.value ->> 1 AND v.valid_to_run IS NULL AND v.sent = j.value ->> 2`,
-    )
-    .raw(),
-  closedSince: db
-    .prepare(
-      `SELECT version, valid_to_run FROM item_versions INDEXED BY item_versions_to
+      )
+      .raw(),
+  closedSince: (db) =>
+    db
+      .prepare(
+        `SELECT version, valid_to_run FROM item_versions INDEXED BY item_versions_to
         WHERE valid_to_run >= (SELECT min(versions_run) FROM listing_bodies)`,
-    )
-    .raw(),
-  complete: db.prepare("SELECT run FROM runs WHERE status = 'complete'").pluck(),
-  runsBefore: db.prepare('SELECT count(*) FROM runs WHERE run < ?').pluck(),
-}));
+      )
+      .raw(),
+  complete: (db) => db.prepare("SELECT run FROM runs WHERE status = 'complete'").pluck(),
+  runsBefore: (db) => db.prepare('SELECT count(*) FROM runs WHERE run < ?').pluck(),
+});
 
 /**
  * A row's `elements`: `[ids, sent]`, and the lengths of the elements' bytes third where the reading

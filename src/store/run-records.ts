@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { UsageError } from '../errors.js';
 import { endBulkLoad } from './bulk-load.js';
 import type { Store } from './open.js';
+import { statementsPerConnection } from './per-connection.js';
 
 /**
  * `held`: the run read everything, but would have removed more items than allowed; its reading stays in
@@ -92,12 +93,15 @@ export function listRuns(store: Store): RunSummary[] {
   return rows.map((row) => fromRow(row));
 }
 
+/** Statements a sync asks several times on one connection. */
+const repeated = statementsPerConnection({
+  summary: (db) => db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE run = ?`),
+  previousComplete: (db) =>
+    db.prepare("SELECT max(run) FROM runs WHERE status = 'complete' AND run < ?").pluck(),
+});
+
 export function getRun(store: Store, run: number): RunSummary | undefined {
-  return fromRow(
-    store.db.prepare(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE run = ?`).get(run) as
-      | RunRow<RunSummary>
-      | undefined,
-  );
+  return fromRow(repeated(store.db).summary.get(run) as RunRow<RunSummary> | undefined);
 }
 
 export function getRunDetail(store: Store, run: number): RunDetail | undefined {
@@ -120,7 +124,7 @@ export function latestHeldReason(store: Store): string | null {
 
 /** The complete run before `run`: what `run` is diffed against. */
 export function previousCompleteRun(store: Store, run: number): number | null {
-  return pluckRun(store, "SELECT max(run) FROM runs WHERE status = 'complete' AND run < ?", run);
+  return (repeated(store.db).previousComplete.get(run) as number | null) ?? null;
 }
 
 /** How a command words a run it cannot use; each command keeps its own sentence. */

@@ -1,6 +1,6 @@
 import type { StoredVersion } from '../domain/unchanged-item.js';
 import type { Store } from './open.js';
-import { perConnection } from './per-connection.js';
+import { statementsPerConnection } from './per-connection.js';
 
 /**
  * The bytes the current versions were read from (`item_versions.sent`, their hash), for the listing
@@ -44,16 +44,17 @@ type VersionRow = [at: number, hash: number, version: number];
 const NONE_BEFORE =
   'SELECT NOT EXISTS (SELECT 1 FROM item_versions INDEXED BY item_versions_from WHERE valid_from_run < ?)';
 
-const statements = perConnection((db) => ({
+const statements = statementsPerConnection({
   // json_each first: the planner would otherwise walk the whole index for each element. An id has
   // one open version, so an element finds one row at most.
-  versions: db
-    .prepare(
-      `SELECT j.key, v.hash, v.version
+  versions: (db) =>
+    db
+      .prepare(
+        `SELECT j.key, v.hash, v.version
          FROM json_each(@pairs) j
         CROSS JOIN item_versions v INDEXED BY item_versions_id
         WHERE v.id = j.value ->> 0 AND v.valid_to_run IS NULL AND v.valid_from_run < @run
           AND v.sent = j.value ->> 1`,
-    )
-    .raw(),
-}));
+      )
+      .raw(),
+});

@@ -3,7 +3,7 @@ import type { InvalidItem, Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
 import { BulkLoad, finishBulkLoad } from './bulk-load.js';
 import type { Store } from './open.js';
-import { perConnection } from './per-connection.js';
+import { statementsPerConnection } from './per-connection.js';
 import type { ReadBodies } from './read-bodies.js';
 import { writeItems } from './write-items.js';
 
@@ -167,13 +167,12 @@ interface StagingStatements {
 }
 
 /** Prepared once per connection. */
-const stagingStatements = perConnection(
-  (db): StagingStatements => ({
-    addInvalid: db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
-    checkpoint: db.prepare(
+const stagingStatements = statementsPerConnection<StagingStatements>({
+  addInvalid: (db) => db.prepare('INSERT INTO invalid_items (run, page, id, reason) VALUES (?, ?, ?, ?)'),
+  checkpoint: (db) =>
+    db.prepare(
       `UPDATE runs SET checkpoint_page = ?, checkpoint = coalesce(?, checkpoint), pages = pages + ?, items = items + ?, invalid = invalid + ?,
          heartbeat_at = ? WHERE run = ?`,
     ),
-    countConfirmed: db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),
-  }),
-);
+  countConfirmed: (db) => db.prepare('UPDATE runs SET items = items + ? WHERE run = ?'),
+});

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Item } from '../domain/item.js';
 import type { UnchangedItem } from '../domain/unchanged-item.js';
 import { ITEM_COLUMNS, itemHash, itemValues } from './item-row.js';
-import { perConnection } from './per-connection.js';
+import { perConnection, statementsPerConnection } from './per-connection.js';
 
 /** A version of an id as a run sees it while it writes. */
 interface Version {
@@ -198,46 +198,52 @@ interface Statements {
   readonly forgetVersion: Database.Statement;
 }
 
-/** Prepared once per connection: a batch is written with the same few statements every time. */
-const statements = perConnection((db): Statements => {
-  const valueColumns = ITEM_COLUMNS.filter((c) => c !== 'id');
-  return {
-    unchanged: db
+const VALUE_COLUMNS = ITEM_COLUMNS.filter((c) => c !== 'id');
+
+/** Prepared once per connection, when first used: a batch is written with the same few statements. */
+const statements = statementsPerConnection<Statements>({
+  unchanged: (db) =>
+    db
       .prepare(
         `SELECT (SELECT v.version FROM item_versions v INDEXED BY item_versions_id
-                  WHERE v.id = substr(j.value, 17) AND v.valid_to_run IS NULL AND v.valid_from_run < @run
-                    AND v.hash = CAST(substr(j.value, 1, 16) AS INTEGER))
-           FROM json_each(@keys) j ORDER BY j.key`,
+                WHERE v.id = substr(j.value, 17) AND v.valid_to_run IS NULL AND v.valid_from_run < @run
+                  AND v.hash = CAST(substr(j.value, 1, 16) AS INTEGER))
+         FROM json_each(@keys) j ORDER BY j.key`,
       )
       .pluck(),
-    versions: db
+  versions: (db) =>
+    db
       .prepare(
         `SELECT v.id, v.version, v.hash, v.valid_from_run = @run, v.valid_to_run IS NOT NULL,
-                EXISTS (SELECT 1 FROM run_matched m WHERE m.run = @run AND m.version = v.version)
-           FROM json_each(@ids) j
-           JOIN item_versions v INDEXED BY item_versions_id ON v.id = j.value
-          WHERE v.valid_from_run <= @run AND (v.valid_to_run IS NULL OR v.valid_to_run = @run)`,
+              EXISTS (SELECT 1 FROM run_matched m WHERE m.run = @run AND m.version = v.version)
+         FROM json_each(@ids) j
+         JOIN item_versions v INDEXED BY item_versions_id ON v.id = j.value
+        WHERE v.valid_from_run <= @run AND (v.valid_to_run IS NULL OR v.valid_to_run = @run)`,
       )
       .raw(),
-    insert: db.prepare(
+  insert: (db) =>
+    db.prepare(
       `INSERT INTO item_versions (valid_from_run, ${ITEM_COLUMNS.join(', ')}, sent)
-         VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
+       VALUES (?, ${ITEM_COLUMNS.map(() => '?').join(', ')}, ?)`,
     ),
-    replace: db.prepare(
-      `UPDATE item_versions SET ${valueColumns.map((c) => `${c} = ?`).join(', ')}, sent = ? WHERE version = ?`,
+  replace: (db) =>
+    db.prepare(
+      `UPDATE item_versions SET ${VALUE_COLUMNS.map((c) => `${c} = ?`).join(', ')}, sent = ? WHERE version = ?`,
     ),
-    drop: db.prepare('DELETE FROM item_versions WHERE version = ?'),
-    close: db.prepare('UPDATE item_versions SET valid_to_run = ? WHERE version = ?'),
-    reopen: db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE version = ?'),
-    match: db.prepare('INSERT OR IGNORE INTO run_matched (run, version) SELECT ?, value FROM json_each(?)'),
-    unmatch: db.prepare('DELETE FROM run_matched WHERE run = ? AND version = ?'),
-    learnSent: db.prepare(
+  drop: (db) => db.prepare('DELETE FROM item_versions WHERE version = ?'),
+  close: (db) => db.prepare('UPDATE item_versions SET valid_to_run = ? WHERE version = ?'),
+  reopen: (db) => db.prepare('UPDATE item_versions SET valid_to_run = NULL WHERE version = ?'),
+  match: (db) =>
+    db.prepare('INSERT OR IGNORE INTO run_matched (run, version) SELECT ?, value FROM json_each(?)'),
+  unmatch: (db) => db.prepare('DELETE FROM run_matched WHERE run = ? AND version = ?'),
+  learnSent: (db) =>
+    db.prepare(
       `UPDATE item_versions SET sent = j.value ->> 1 FROM json_each(?) j
-        WHERE item_versions.version = j.value ->> 0 AND item_versions.sent IS NULL`,
+      WHERE item_versions.version = j.value ->> 0 AND item_versions.sent IS NULL`,
     ),
-    forgetVersion: db.prepare(
+  forgetVersion: (db) =>
+    db.prepare(
       `UPDATE listing_bodies SET versions = NULL
-        WHERE versions_run = @run AND EXISTS (SELECT 1 FROM json_each(versions, '$[0]') WHERE value = @version)`,
+      WHERE versions_run = @run AND EXISTS (SELECT 1 FROM json_each(versions, '$[0]') WHERE value = @version)`,
     ),
-  };
 });

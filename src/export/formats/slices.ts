@@ -13,14 +13,22 @@ const SLICE_MS = 10;
 /**
  * A statement over the slice after key `@after` (`sql(true)`), or over the first slice while there is
  * no key yet (`sql(false)`): a lower bound that matched every key, '' say, would skip an empty one.
+ * Each is prepared when first asked for: a small shop's feeds fit in the first slice.
  */
 export function keyed(
   db: Database.Database,
   sql: (bounded: boolean) => string,
 ): (after: string | null) => Database.Statement {
-  const first = db.prepare(sql(false));
-  const next = db.prepare(sql(true));
-  return (after) => (after === null ? first : next);
+  let first: Database.Statement | undefined;
+  let next: Database.Statement | undefined;
+  return (after) => {
+    if (after === null) {
+      first ??= db.prepare(sql(false));
+      return first;
+    }
+    next ??= db.prepare(sql(true));
+    return next;
+  };
 }
 
 /**

@@ -179,12 +179,14 @@ async function writeChangedItems(db: Database.Database, run: number): Promise<vo
 /** Writes the run's description and its changes into the file's empty `meta`, `run` and `changes`. */
 async function describe(db: Database.Database, contents: RunContents): Promise<void> {
   db.transaction(() => writeHeader(db, contents))();
-  const insert = db.prepare(
-    `INSERT INTO changes (${names(CHANGE_TABLE_COLUMNS)}) VALUES (${CHANGE_TABLE_COLUMNS.map(() => '?').join(', ')})`,
-  );
-  await inBatches(db, contents.changes, (change) =>
-    insert.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change))),
-  );
+  // Prepared at the first change: most runs of a quiet shop have none.
+  let insert: Database.Statement | undefined;
+  await inBatches(db, contents.changes, (change) => {
+    insert ??= db.prepare(
+      `INSERT INTO changes (${names(CHANGE_TABLE_COLUMNS)}) VALUES (${CHANGE_TABLE_COLUMNS.map(() => '?').join(', ')})`,
+    );
+    insert.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change)));
+  });
 }
 
 /**
