@@ -54,8 +54,8 @@ interface Kept {
  * requests than pages. An answer that holds no proved item is kept, and windows further from the proved
  * end are asked, behind it and ahead of it in turn: once an answer proves the items before a kept one, the
  * kept one proves its own, and an answer that holds proved items short of the last one shows where the
- * proved end went. The end is believed after two answers that end at the same proved item and one for the
- * window after it that holds nothing new.
+ * proved end went. The end is believed after two answers that end at the same proved item and the pages
+ * after them holding nothing new, twice each (see `EndVotes`).
  */
 export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> {
   private chain: ProvedChain;
