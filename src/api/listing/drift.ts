@@ -27,6 +27,11 @@ export class Drift {
     return Math.max(0, Math.floor(Math.min(...this.recent)));
   }
 
+  /** Whether a recent answer showed the listing moved. */
+  get moved(): boolean {
+    return this.recent.some((shift) => shift !== 0);
+  }
+
   /** The most a recent move strayed from `lead`. */
   get spread(): number {
     const lead = this.lead;

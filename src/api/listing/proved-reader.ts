@@ -54,8 +54,8 @@ interface Kept {
  * requests than pages. An answer that holds no proved item is kept, and windows further from the proved
  * end are asked, behind it and ahead of it in turn: once an answer proves the items before a kept one, the
  * kept one proves its own, and an answer that holds proved items short of the last one shows where the
- * proved end went. The end is believed after two answers that end at the same proved item and one for the
- * window after it that holds nothing new.
+ * proved end went. The end is believed after two answers that end at the same proved item and the pages
+ * after them holding nothing new, twice each (see `EndVotes`).
  */
 export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> {
   private chain: ProvedChain;
@@ -221,8 +221,8 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     if (window.start === 0 && answer.length === 0) return this.emptyListing(window);
     const anchor = this.chain.anchorIn(ids);
     // From after the believed end, the end again and nothing past it: items inserted before the end
-    // pushed it into this window, and the listing still ends there.
-    const endAgain = anchor >= 0 && ids.at(-1) === this.chain.last;
+    // pushed it into this window, and the listing still ends there (see `endsAgain`).
+    const endAgain = anchor >= 0 && ids.at(-1) === this.chain.last && this.endsAgain(window, answer);
     if (window.start > this.end && this.votes.any && (anchor < 0 || endAgain))
       return this.afterEnd(window, answer);
     if (anchor >= 0 || (window.start === 0 && answer.length > 0)) {
@@ -402,6 +402,20 @@ export class ProvedWindows implements Planner<ListingWindow, RawPage, ItemPage> 
     this.votes.reset();
     this.replan();
     return false;
+  }
+
+  /**
+   * Whether `answer`, from after the believed end and ending at it, shows nothing past it. Short of its
+   * window, it had room to. Whole, it had none: on a listing seen to move (`Drift.moved`), the end
+   * carried into the page after by the items inserted before it lands anywhere in it, its last place
+   * too, and the listing still ends there (without it, busy listings churned at a quarter page an answer
+   * were read past their time budget: planner-churn's property); on a listing seen still, it shows only
+   * a move the reader never measured. So one insertion in front of a growing listing put its end item in
+   * the one-item page after the end, the items that follow it unseen, and 2 of its 3 items were lost
+   * (the soak of fcdca04's tree; test/api/listing/end-confirm.test.ts).
+   */
+  private endsAgain(window: ListingWindow, answer: readonly Received[]): boolean {
+    return answer.length < window.perPage || this.drift.moved;
   }
 
   /** Items followed a believed end: the largest answer is the server's page size if below ours. */

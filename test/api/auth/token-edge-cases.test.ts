@@ -65,9 +65,10 @@ describe('token edge cases', () => {
     await drain(c);
     await drain(c);
     expect(s.grants).toEqual(['password']);
-    // Each reading asks for its empty first page twice (the end is confirmed before it is believed),
-    // and page 0 once (page 1 is proved to start the listing).
-    expect(s.listingAuthorizations).toEqual(Array(6).fill('Bearer access-1'));
+    // Each reading asks for its empty first page twice and page 2 twice (the end is confirmed before it
+    // is believed, each empty page counted only once asked twice), and page 0 once (page 1 is proved to
+    // start the listing).
+    expect(s.listingAuthorizations).toEqual(Array(10).fill('Bearer access-1'));
   });
 
   it.each([null, 0, -60, 'soon', '', true, {}])(
@@ -78,8 +79,8 @@ describe('token edge cases', () => {
       await drain(c);
       await drain(c);
       expect(s.grants).toEqual(['password']);
-      // Each reading asks for its empty first page twice, and page 0 once.
-      expect(s.listingAuthorizations).toEqual(Array(6).fill('Bearer access-1'));
+      // Each reading asks for its empty first page twice, page 2 twice, and page 0 once.
+      expect(s.listingAuthorizations).toEqual(Array(10).fill('Bearer access-1'));
     },
   );
 
