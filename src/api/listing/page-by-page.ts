@@ -12,6 +12,8 @@ export interface PageReadOptions {
   readonly maxPages?: number;
   /** The `per_page` asked for, if any: a page that long is whole whatever the other pages hold. */
   readonly pageSize?: number;
+  /** Told every reading of each page as it is yielded (for passes that compare what pages held). */
+  readonly settled?: (readings: PageReadings) => void;
 }
 
 export const DEFAULT_MAX_PAGES = 100_000;
@@ -57,6 +59,10 @@ export async function* readPages(
   const read = async (page: number) => receivedOf(await fetch(page));
   const ahead = new ReadAhead(fetch, 1, maxPages, window);
   const guard = new ListingGuard(options.pageSize);
+  const finish = (readings: PageReadings): ItemPage => {
+    options.settled?.(readings);
+    return guard.finish(readings);
+  };
   let held: PageReadings | undefined;
   /** Pages up to this one are read once more: they may have been served before the listing moved. */
   let rereadThrough = 0;
@@ -69,7 +75,7 @@ export async function* readPages(
       if (reasked) reading = await askAgain(next.page, held, read, guard);
       const repeat = held && reading.length > 0 ? guard.repeat(reading, held) : 'new';
       if (reading.length === 0 || repeat === 'end') {
-        if (held) yield guard.finish(held.add(reading));
+        if (held) yield finish(held.add(reading));
         return;
       }
       if (repeat === 'suspect') await blame(next.page, reading, read);
@@ -77,7 +83,7 @@ export async function* readPages(
       if (held) {
         if (guard.mayBeShort(held)) await confirm(held, read, guard);
         if (guard.moved(held)) rereadThrough = Math.max(rereadThrough, ahead.requested);
-        yield guard.finish(held);
+        yield finish(held);
       }
       held = new PageReadings(next.page, reading);
       if (reasked) held.rereads += 1;
@@ -189,11 +195,15 @@ class ListingGuard {
 
   /**
    * Whether `held` may hold fewer items than the server's page size: it is shorter than the largest page
-   * seen, or that size is not yet known (seen on fewer than two pages, and below the `per_page` asked).
+   * seen, or that size is not yet known (seen on fewer than two pages besides `held`, and below the
+   * `per_page` asked). A page cannot vouch for its own size: a first page whose answer left out its last
+   * item, followed by a short page as long as that answer, made a page size of the cut and was never
+   * read again (the next pages then showed the server's own).
    */
   mayBeShort(held: PageReadings): boolean {
     if (held.size < this.largest) return true;
-    return this.largestPages < 2 && (this.pageSize === undefined || held.size < this.pageSize);
+    const others = this.largestPages - (held.size === this.largest ? 1 : 0);
+    return others < 2 && (this.pageSize === undefined || held.size < this.pageSize);
   }
 
   /**

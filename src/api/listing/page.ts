@@ -88,6 +88,11 @@ export class PageReadings {
   /** Whether the latest reading added has the same ids in the same order as the reading before it. */
   agrees = false;
   rereads = 0;
+  /** Readings that held the whole page as the readings so far list it, in that order. */
+  whole = 0;
+  /** Whether every reading was the start of the page as the readings list it: all a still listing's
+   * answers differ by is the last items a lossy one left out. */
+  tailsOnly = true;
 
   constructor(
     readonly page: number,
@@ -104,8 +109,25 @@ export class PageReadings {
     this.latest = ids;
     const unidentified = reading.filter((received) => received.id === null);
     if (reading.length > 0) this.unidentified = unidentified;
+    const known = this.byId.size;
     for (const received of reading) if (received.id !== null) this.byId.set(received.id, received);
+    this.countWhole(ids, this.byId.size > known);
     return this;
+  }
+
+  /** Notes whether `ids` (a reading just added, `grew`: with ids no reading before held) is the page's
+   * start, or all of it. */
+  private countWhole(ids: readonly (string | null)[], grew: boolean): void {
+    const listed = [...this.byId.keys()];
+    const start = ids.every((id, i) => id !== null && id === listed[i]);
+    if (!start) this.tailsOnly = false;
+    const whole = start && ids.length === listed.length ? 1 : 0;
+    this.whole = grew ? whole : this.whole + whole;
+  }
+
+  /** The ids every reading held, in the order first read. */
+  listedIds(): string[] {
+    return [...this.byId.keys()];
   }
 
   /**

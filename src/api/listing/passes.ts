@@ -1,5 +1,5 @@
 import type { ParsedElement } from '../item/item-schema.js';
-import { keptItems, pageIds } from './page.js';
+import { keptItems, type PageReadings } from './page.js';
 import type { RawPage } from './page-body.js';
 import { PassOutrun, readPages } from './page-by-page.js';
 import {
@@ -14,27 +14,36 @@ import type { ListingWindow } from './window.js';
 /** Page-by-page passes over a listing whose windows cannot overlap, before two in a row read the same. */
 const MAX_PASSES = 4;
 
+/** One page as a pass read it: its ids in order, and how its readings agreed (see `PageReadings`). */
+interface PassPage {
+  readonly ids: readonly string[];
+  readonly whole: number;
+  readonly tailsOnly: boolean;
+}
+
 /**
  * The listing read page by page, again and again until two passes in a row read the same items in the
- * same order: the listing held still for the second of them, so it missed nothing. A pass that the
- * listing outran (`PassOutrun`) counts as one of them and agrees with none. For a server whose
- * pages do not start at `(page - 1) * per_page`, or a listing that moves too fast for windows to keep
- * up with it.
+ * same pages (see `samePages`): the listing held still for the second of them, so it missed nothing. A
+ * pass that the listing outran (`PassOutrun`) counts as one of them and agrees with none. For a server
+ * whose pages do not start at `(page - 1) * per_page`, or a listing that moves too fast for windows to
+ * keep up with it.
  */
 export const readInPasses: Paginator = async function* readInPasses(fetch, options) {
   const perPage = options.perPage;
   const byPage: FetchPage = (page, request) =>
     pageOrItems(fetch, { page, perPage, start: (page - 1) * perPage }, request);
-  let previous: string[] | undefined;
+  let previous: PassPage[] | undefined;
   for (let pass = 1; pass <= MAX_PASSES; pass += 1) {
-    const sequence: string[] = [];
+    const pages: PassPage[] = [];
+    const settled = (readings: PageReadings) =>
+      pages.push({ ids: readings.listedIds(), whole: readings.whole, tailsOnly: readings.tailsOnly });
     try {
       for await (const page of readPages(byPage, {
         maxInFlight: options.maxInFlight,
         pageSize: perPage,
         maxPages: options.maxRequests,
+        settled,
       })) {
-        sequence.push(...pageIds(page));
         // An item without an id cannot be matched across passes: only the first pass's are yielded.
         // Items read in an earlier pass, `readListing` leaves out.
         yield pass === 1 ? page : { ...page, ...keptItems(page, (id) => id !== null) };
@@ -46,14 +55,32 @@ export const readInPasses: Paginator = async function* readInPasses(fetch, optio
       previous = undefined;
       continue;
     }
-    if (previous !== undefined && sameSequence(previous, sequence)) return;
-    previous = sequence;
+    if (previous !== undefined && samePages(previous, pages, perPage)) return;
+    previous = pages;
   }
   throw listingFailure.keptMoving(MAX_PASSES);
 };
 
-function sameSequence(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((id, i) => id === b[i]);
+/**
+ * Whether two passes read the same pages: each page the same ids in the same order, or, on a page whose
+ * readings only ever left out its last items (a lossy answer), one pass's page the start of the other's,
+ * the longer one whole: `perPage` items (no answer holds more), or answered so at least twice, as a page
+ * is confirmed within a pass. A move shows otherwise: items listed or sold before a page shift its first
+ * items, and those of every page after it. Both passes' items are yielded, so the one that read a page
+ * whole holds it for both. A page of a pass is wrong when all of its answers were cut (one in a
+ * thousand of a tenth of answers lossy), and the passes of a long listing then rarely matched in a row:
+ * the run failed on a listing that held still.
+ */
+function samePages(a: readonly PassPage[], b: readonly PassPage[], perPage: number): boolean {
+  return a.length === b.length && a.every((page, i) => samePage(page, b[i] as PassPage, perPage));
+}
+
+function samePage(a: PassPage, b: PassPage, perPage: number): boolean {
+  if (a.ids.length === b.ids.length) return a.ids.every((id, i) => id === b.ids[i]);
+  if (!a.tailsOnly || !b.tailsOnly) return false;
+  const [shorter, longer] = a.ids.length < b.ids.length ? [a, b] : [b, a];
+  const whole = longer.ids.length >= perPage || longer.whole >= 2;
+  return whole && shorter.ids.every((id, i) => id === longer.ids[i]);
 }
 
 /**
