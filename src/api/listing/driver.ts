@@ -65,9 +65,8 @@ export async function* drive<Q, A, P>(
   planner: Planner<Q, A, P>,
   send: Send<Q, A>,
   maxInFlight: number,
-  startInFlight?: number,
 ): AsyncGenerator<P> {
-  const window = new AdaptiveWindow(maxInFlight, startInFlight);
+  const window = new AdaptiveWindow(maxInFlight);
   const slots = new Slots(maxInFlight);
   const queue: InFlight<Q, A>[] = [];
   const dropped: InFlight<Q, A>[] = [];
@@ -116,12 +115,8 @@ function batchController(maxInFlight: number): AbortController {
 export class AdaptiveWindow {
   private current: number;
 
-  /** `start`: two unless told, grown from as the reader waits. */
-  constructor(
-    readonly max: number,
-    start = 2,
-  ) {
-    this.current = Math.max(1, Math.min(start, max));
+  constructor(readonly max: number) {
+    this.current = Math.min(2, max);
   }
 
   get size(): number {

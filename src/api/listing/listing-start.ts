@@ -1,11 +1,8 @@
 import type { HttpResponse } from '../http/response.js';
 import { readableId } from '../item/item-schema.js';
-import { type Settled, Slots } from './driver.js';
 import { parseJsonBody } from './page-body.js';
 import { type FetchPageIds, type FetchWindow, listingFailure } from './paginator.js';
 import type { YieldedIds } from './yielded-ids.js';
-
-type PageIds = Awaited<ReturnType<FetchPageIds>>;
 
 /** The page asked for to prove that page 1 starts the listing. */
 const PAGE_BEFORE_FIRST = 0;
@@ -34,49 +31,30 @@ export function idsListed(response: HttpResponse, shown: string): string[] {
  * list nothing, page 1 again (a server that clamps `page`), or any other page of the listing (Django's
  * `Paginator.get_page` serves the last page for page 0): every item it lists must have been read, or be
  * on page 1 asked right after it (an item listed since the reading passed page 1 is the next run's).
- * Asked beside page 1 rather than after the reading, where it cost every sync a round trip of its own
- * (30 ms of the 400 of an unchanged 2,000-item resync at that latency); its answer waits for the
- * reading's end. It counts among the requests in flight (`SYNC_MAX_IN_FLIGHT`): at the limit, it goes
- * out when a window is answered, and the window asked next waits for it.
+ * Asked after the reading, not beside it, it neither delays nor moves what the reading proves.
  */
 export class ListingStart {
-  /** Page 0's answer, once the reading asked for page 1: a resumed reading that never does has proved
-   * its start before. Settled either way, so that a reading failing first leaves no rejection unheard. */
-  private zero: Promise<Settled<PageIds>> | undefined;
-  /** Requests in flight through `watch`: the reading's windows, and page 0. */
-  private readonly slots: Slots;
+  /** Whether the reading asked for page 1: a resumed reading that never does has proved its start before. */
+  private askedFirst = false;
 
   /** `perPage`: the size the reading asks its pages at, which page 0 and page 1 are then asked at. */
   constructor(
     private readonly pageIds: FetchPageIds,
     private readonly perPage: number,
-    maxInFlight: number,
-  ) {
-    this.slots = new Slots(maxInFlight);
-  }
+  ) {}
 
-  /** `fetch`, asking for page 0 beside the reading's first request for page 1. */
+  /** `fetch`, noting whether it asks for page 1. */
   watch(fetch: FetchWindow): FetchWindow {
     return (window, request) => {
-      const answer = this.slots.run(() => fetch(window, request));
-      if (window.start === 0 && this.zero === undefined) {
-        this.zero = this.slots
-          .run(() => this.pageIds(PAGE_BEFORE_FIRST, this.perPage))
-          .then(
-            (value): Settled<PageIds> => ({ ok: true, value }),
-            (error: unknown): Settled<PageIds> => ({ ok: false, error }),
-          );
-      }
-      return answer;
+      if (window.start === 0) this.askedFirst = true;
+      return fetch(window, request);
     };
   }
 
   /** Once the listing is read (`yielded`: every id it yielded): fails unless it held page 0's items. */
   async settle(yielded: Pick<YieldedIds, 'has'>): Promise<void> {
-    if (this.zero === undefined) return;
-    const answer = await this.zero;
-    if (!answer.ok) throw answer.error;
-    const zero = answer.value;
+    if (!this.askedFirst) return;
+    const zero = await this.pageIds(PAGE_BEFORE_FIRST, this.perPage);
     const unread = zero.ids.filter((id) => !yielded.has(id));
     if (unread.length === 0) return;
     const first = new Set((await this.pageIds(1, this.perPage)).ids);

@@ -41,9 +41,6 @@ export const readProved: Paginator = (fetch, options) =>
     (window: ListingWindow, signal, pushedBack) =>
       fetch(window, { signal, first: window.page === 1, pushedBack }),
     options.maxInFlight,
-    // A listing read completely before, by a server that answered as many in flight, is read as wide
-    // from its first round: growing from two took an unchanged 2,000-item resync two round trips more.
-    options.listedBefore === undefined ? undefined : options.maxInFlight,
   );
 
 interface Kept {
