@@ -106,8 +106,8 @@ export function handler(market: Marketplace) {
     market.countRequest();
     const [path, query = ''] = (req.url ?? '/').split('?');
     if (req.method === 'GET' && path === LISTING_PATH) {
-      market.listingArrived(new URLSearchParams(query));
-      res.once('close', () => market.listingAnswered());
+      const span = market.listingArrived(new URLSearchParams(query));
+      res.once('close', () => market.listingAnswered(span, res.writableFinished));
     }
     const { latencyMs } = market.faults;
     const replied = (latencyMs > 0 ? sleep(latencyMs) : Promise.resolve()).then(() => route(market, req));

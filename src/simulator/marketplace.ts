@@ -97,11 +97,14 @@ export class Marketplace {
   private readonly pageFaults: PageFaults;
   private readonly arrivals: ListingArrival[] = [];
   private listingsOpen = 0;
+  /** Listing requests from arrival to end, on a clock of those events (`ARRIVALS_KEPT` at most). */
+  private readonly spans: ListingSpan[] = [];
+  private listingEvents = 0;
   private readonly mutationRng: Prng;
   private readonly moveRng: Prng;
   private readonly moveLog: Move[] = [];
   private readonly churn: Churn;
-  private readonly counters: ShopStats = {
+  private readonly counters: Omit<ShopStats, 'peakAnsweredListingConcurrency'> = {
     requests: 0,
     listingRequests: 0,
     itemRequests: 0,
@@ -153,8 +156,11 @@ export class Marketplace {
     this.counters.requests += 1;
   }
 
-  /** A listing request with `params` arrived; `listingAnswered` is called once its answer is sent or abandoned. */
-  listingArrived(params: URLSearchParams): void {
+  /**
+   * A listing request with `params` arrived; `listingAnswered` is called with what this returns once its
+   * answer is sent or abandoned.
+   */
+  listingArrived(params: URLSearchParams): ListingSpan {
     this.listingsOpen += 1;
     this.counters.peakListingConcurrency = Math.max(this.counters.peakListingConcurrency, this.listingsOpen);
     if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
@@ -163,10 +169,43 @@ export class Marketplace {
       perPage: Number(params.get('per_page')) || this.settings.defaultPerPage,
       concurrency: this.listingsOpen,
     });
+    const span: ListingSpan = {
+      opened: this.listingEvents++,
+      closed: Number.POSITIVE_INFINITY,
+      answered: true,
+    };
+    if (this.spans.length === ARRIVALS_KEPT) this.spans.shift();
+    this.spans.push(span);
+    return span;
   }
 
-  listingAnswered(): void {
+  /** `span`'s request ended: `answered` when its answer was sent in full, not abandoned by the client. */
+  listingAnswered(span: ListingSpan, answered: boolean): void {
     this.listingsOpen -= 1;
+    span.closed = this.listingEvents++;
+    span.answered = answered;
+  }
+
+  /**
+   * The most listing requests open at once among those answered in full. A request its client aborted
+   * stays open here until the close of its connection is read, which may come after the client's next
+   * request: `peakListingConcurrency` counts it, this does not.
+   */
+  private peakAnsweredListingConcurrency(): number {
+    const steps = this.spans
+      .filter((span) => span.answered)
+      .flatMap((span) => [
+        [span.opened, 1],
+        [span.closed, -1],
+      ])
+      .sort((a, b) => (a[0] as number) - (b[0] as number));
+    let open = 0;
+    let peak = 0;
+    for (const [, step] of steps) {
+      open += step as number;
+      peak = Math.max(peak, open);
+    }
+    return peak;
   }
 
   listingArrivals(): ListingArrival[] {
@@ -278,7 +317,10 @@ export class Marketplace {
   }
 
   stats(): ShopStats {
-    return structuredClone(this.counters);
+    return {
+      ...structuredClone(this.counters),
+      peakAnsweredListingConcurrency: this.peakAnsweredListingConcurrency(),
+    };
   }
 
   issuedTokens(): string[] {
@@ -402,4 +444,11 @@ export class Marketplace {
   private countFault(kind: FaultKind): void {
     this.counters.faultsInjected[kind] += 1;
   }
+}
+
+/** One listing request's life at the server, on the clock of `listingEvents`. */
+export interface ListingSpan {
+  readonly opened: number;
+  closed: number;
+  answered: boolean;
 }

@@ -207,6 +207,8 @@ export interface ShopStats {
   faultsInjected: Record<FaultKind, number>;
   /** The most listing requests the server was answering at once (from arrival to the last byte sent). */
   peakListingConcurrency: number;
+  /** The same among the requests answered in full (`Marketplace.peakAnsweredListingConcurrency`). */
+  peakAnsweredListingConcurrency: number;
 }
 
 /** What a server (one shop's, or a fleet's) counted: its shops' counters and its own connections. */

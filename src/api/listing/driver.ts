@@ -56,7 +56,8 @@ interface InFlight<Q, A> extends Tracked<A> {
 
 /**
  * Runs a planner against the network: requests sent as soon as they are planned, at most `maxInFlight`
- * at once (a dropped request keeps its slot until it settles, so the server never sees more), answers
+ * at once (a dropped request keeps its slot until it settles: the reader never has more outstanding, though
+ * a server may still count an aborted one until it reads the close of its connection), answers
  * taken in the order they were planned (a first-in, first-out queue of promises, as BullMQ's worker keeps
  * its jobs), the window adapting between 1 and `maxInFlight` (`AdaptiveWindow`). When the reading ends
  * or fails, what is still in flight is aborted and drained: nothing outlives it.

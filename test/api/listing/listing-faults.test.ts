@@ -82,7 +82,11 @@ describe('adaptive read-ahead', () => {
     const before = Math.max(...concurrency.slice(0, limited));
     const pushedBack = concurrency.slice(limited + Math.floor((recovered - limited) / 2), recovered);
     expect(before).toBeGreaterThan(1);
-    expect(s.stats().peakListingConcurrency).toBeLessThanOrEqual(6);
+    // Counted at the server among the requests it answered: one the reader aborted (read ahead past a
+    // moved end) stays open there until the close of its connection is read, sometimes after the
+    // reader's next request has arrived (7 of 6 in about 1 run of 10 under load), though the reader
+    // never has more than 6 outstanding.
+    expect(s.stats().peakAnsweredListingConcurrency).toBeLessThanOrEqual(6);
     expect(s.stats().faultsInjected.status429).toBeGreaterThan(10);
     expect(Math.max(...pushedBack)).toBeLessThan(before);
   });
