@@ -33,7 +33,8 @@ export async function* readListing(
   const yielded = new YieldedIds();
   const isNew = (id: string | null) => id === null || yielded.add(id);
   const start =
-    options.pageIds && new ListingStart(options.pageIds, readingPerPage(options.perPage, options.resume));
+    options.pageIds &&
+    new ListingStart(options.pageIds, readingPerPage(options.perPage, options.resume), options.maxInFlight);
   const watched = start ? start.watch(fetch) : fetch;
   for (const paginator of PAGINATORS) {
     try {

@@ -64,4 +64,20 @@ describe('page 0, asked to prove that page 1 starts the listing', () => {
       'The marketplace answered page 0 (GET /v1/sell/shop/items?page=0&per_page=100) with items that the listing read from page 1 never showed: it seems to number its pages from 0, so the listing cannot be read completely.',
     );
   });
+
+  it('is asked beside page 1, not after the reading: no round trip of its own', async () => {
+    const s = await serving(() => ({ status: 404, body: '{"detail":"Invalid page."}' }));
+    live.client = scriptedClient(s.baseUrl);
+    await readAll(live.client, { maxInFlight: 4 });
+    const pages = s.listingPages();
+    expect(pages.slice(0, 2)).toEqual([1, 0]);
+    expect(pages.filter((page) => page === 0)).toEqual([0]);
+  });
+
+  it('fails the reading with its own error when page 0 cannot be read, once the rest is read', async () => {
+    const s = await serving(() => ({ status: 503, body: 'upstream down' }));
+    live.client = scriptedClient(s.baseUrl);
+    await expect(readAll(live.client, { maxInFlight: 4 })).rejects.toThrow(/503/);
+    expect(s.listingPages().filter((page) => page !== 0)).toContain(Math.ceil(IDS.length / 100));
+  });
 });
