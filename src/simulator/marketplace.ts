@@ -95,10 +95,10 @@ export class Marketplace {
   private readonly layout: PageLayout;
   private readonly dice: FaultDice;
   private readonly pageFaults: PageFaults;
-  private readonly arrivals: ListingArrival[] = [];
+  /** Listing requests as they arrived, and their lives from arrival to end on a clock of those events
+   * (`ARRIVALS_KEPT` at most). */
+  private readonly arrivals: { readonly arrival: ListingArrival; readonly span: ListingSpan }[] = [];
   private listingsOpen = 0;
-  /** Listing requests from arrival to end, on a clock of those events (`ARRIVALS_KEPT` at most). */
-  private readonly spans: ListingSpan[] = [];
   private listingEvents = 0;
   private readonly mutationRng: Prng;
   private readonly moveRng: Prng;
@@ -163,19 +163,20 @@ export class Marketplace {
   listingArrived(params: URLSearchParams): ListingSpan {
     this.listingsOpen += 1;
     this.counters.peakListingConcurrency = Math.max(this.counters.peakListingConcurrency, this.listingsOpen);
-    if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
-    this.arrivals.push({
-      page: Number(params.get('page')) || 1,
-      perPage: Number(params.get('per_page')) || this.settings.defaultPerPage,
-      concurrency: this.listingsOpen,
-    });
     const span: ListingSpan = {
       opened: this.listingEvents++,
       closed: Number.POSITIVE_INFINITY,
       answered: true,
     };
-    if (this.spans.length === ARRIVALS_KEPT) this.spans.shift();
-    this.spans.push(span);
+    if (this.arrivals.length === ARRIVALS_KEPT) this.arrivals.shift();
+    this.arrivals.push({
+      arrival: {
+        page: Number(params.get('page')) || 1,
+        perPage: Number(params.get('per_page')) || this.settings.defaultPerPage,
+        concurrency: this.listingsOpen,
+      },
+      span,
+    });
     return span;
   }
 
@@ -192,24 +193,24 @@ export class Marketplace {
    * request: `peakListingConcurrency` counts it, this does not.
    */
   private peakAnsweredListingConcurrency(): number {
-    const steps = this.spans
-      .filter((span) => span.answered)
-      .flatMap((span) => [
+    const steps: [at: number, step: number][] = this.arrivals
+      .filter(({ span }) => span.answered)
+      .flatMap(({ span }): [number, number][] => [
         [span.opened, 1],
         [span.closed, -1],
       ])
-      .sort((a, b) => (a[0] as number) - (b[0] as number));
+      .sort((a, b) => a[0] - b[0]);
     let open = 0;
     let peak = 0;
     for (const [, step] of steps) {
-      open += step as number;
+      open += step;
       peak = Math.max(peak, open);
     }
     return peak;
   }
 
   listingArrivals(): ListingArrival[] {
-    return this.arrivals.map((arrival) => ({ ...arrival }));
+    return this.arrivals.map(({ arrival }) => ({ ...arrival }));
   }
 
   token(params: Readonly<Record<string, string>>): Reply {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type Database from 'better-sqlite3';
 import { SyncBusyError } from '../errors.js';
 import { type Store, storeError } from './open.js';
+import { lazily } from './per-connection.js';
 
 /**
  * One sync per shop, whichever processes or machines start them: the holder of the store's single
@@ -68,11 +68,10 @@ export function acquireLease(
   }).immediate();
 
   let lost = false;
-  let renewal: Database.Statement | undefined;
+  const renewal = lazily(() => db.prepare('UPDATE lease SET expires_at = ? WHERE slot = 1 AND holder = ?'));
   const renew = () => {
     if (!db.open || lost) return;
-    renewal ??= db.prepare('UPDATE lease SET expires_at = ? WHERE slot = 1 AND holder = ?');
-    lost = renewal.run(Date.now() + options.ttlMs, holder).changes === 0;
+    lost = renewal().run(Date.now() + options.ttlMs, holder).changes === 0;
   };
   const timer = setInterval(() => {
     try {

@@ -15,6 +15,15 @@ export function perConnection<T>(build: (db: Database.Database) => T): (db: Data
   };
 }
 
+/** `make`'s value, made the first time it is asked for (a statement a run may never use, say). */
+export function lazily<T>(make: () => T): () => T {
+  let made: { readonly value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
 /** How each of a set of statements is prepared on a connection. */
 export type StatementFactories<T> = { readonly [K in keyof T]: (db: Database.Database) => T[K] };
 
@@ -31,14 +40,7 @@ export function statementsPerConnection<T extends object>(
   return perConnection((db) => {
     const statements = {} as T;
     for (const key of keys) {
-      let made: T[keyof T] | undefined;
-      Object.defineProperty(statements, key, {
-        enumerable: true,
-        get: () => {
-          made ??= factories[key](db);
-          return made;
-        },
-      });
+      Object.defineProperty(statements, key, { enumerable: true, get: lazily(() => factories[key](db)) });
     }
     return statements;
   });

@@ -34,15 +34,20 @@ interface Tracked<A> {
   settled: boolean;
 }
 
+/** `promise`'s outcome, never a rejection. */
+export function settledOf<A>(promise: Promise<A>): Promise<Settled<A>> {
+  return promise.then(
+    (value): Settled<A> => ({ ok: true, value }),
+    (error: unknown): Settled<A> => ({ ok: false, error }),
+  );
+}
+
 /** `sent` tracked, with `about` it (which request, which page). */
 function tracked<A, T extends object>(sent: Promise<A>, about: T): Tracked<A> & T {
   const entry: Tracked<A> & T = {
     ...about,
     settled: false,
-    result: sent.then(
-      (value): Settled<A> => ({ ok: true, value }),
-      (error: unknown): Settled<A> => ({ ok: false, error }),
-    ),
+    result: settledOf(sent),
   };
   void entry.result.then(() => {
     entry.settled = true;

@@ -1,11 +1,11 @@
 import type { HttpResponse } from '../http/response.js';
 import { readableId } from '../item/item-schema.js';
+import { type Settled, Slots, settledOf } from './driver.js';
 import { parseJsonBody } from './page-body.js';
 import { type FetchPageIds, type FetchWindow, listingFailure } from './paginator.js';
 import type { YieldedIds } from './yielded-ids.js';
 
 type PageIds = Awaited<ReturnType<FetchPageIds>>;
-type Settled<T> = { readonly value: T } | { readonly error: unknown };
 
 /** The page asked for to prove that page 1 starts the listing. */
 const PAGE_BEFORE_FIRST = 0;
@@ -44,49 +44,33 @@ export class ListingStart {
    * its start before. Settled either way, so that a reading failing first leaves no rejection unheard. */
   private zero: Promise<Settled<PageIds>> | undefined;
   /** Requests in flight through `watch`: the reading's windows, and page 0. */
-  private inFlight = 0;
-  /** Requests waiting for one in flight to end, in the order asked: each takes over the ended one's place. */
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots: Slots;
 
   /** `perPage`: the size the reading asks its pages at, which page 0 and page 1 are then asked at. */
   constructor(
     private readonly pageIds: FetchPageIds,
     private readonly perPage: number,
-    private readonly maxInFlight: number,
-  ) {}
+    maxInFlight: number,
+  ) {
+    this.slots = new Slots(maxInFlight);
+  }
 
   /** `fetch`, asking for page 0 beside the reading's first request for page 1. */
   watch(fetch: FetchWindow): FetchWindow {
     return (window, request) => {
-      const answer = this.inTurn(() => fetch(window, request));
+      const answer = this.slots.run(() => fetch(window, request));
       if (window.start === 0 && this.zero === undefined) {
-        this.zero = this.inTurn(() => this.pageIds(PAGE_BEFORE_FIRST, this.perPage)).then(
-          (value) => ({ value }),
-          (error: unknown) => ({ error }),
-        );
+        this.zero = settledOf(this.slots.run(() => this.pageIds(PAGE_BEFORE_FIRST, this.perPage)));
       }
       return answer;
     };
-  }
-
-  /** Sends `request` once fewer than `maxInFlight` are in flight. */
-  private async inTurn<T>(request: () => Promise<T>): Promise<T> {
-    if (this.inFlight < this.maxInFlight) this.inFlight += 1;
-    else await new Promise<void>((go) => this.waiting.push(go));
-    try {
-      return await request();
-    } finally {
-      const next = this.waiting.shift();
-      if (next === undefined) this.inFlight -= 1;
-      else next();
-    }
   }
 
   /** Once the listing is read (`yielded`: every id it yielded): fails unless it held page 0's items. */
   async settle(yielded: Pick<YieldedIds, 'has'>): Promise<void> {
     if (this.zero === undefined) return;
     const answer = await this.zero;
-    if ('error' in answer) throw answer.error;
+    if (!answer.ok) throw answer.error;
     const zero = answer.value;
     const unread = zero.ids.filter((id) => !yielded.has(id));
     if (unread.length === 0) return;

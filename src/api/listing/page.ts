@@ -68,14 +68,6 @@ export function keptItems(
   };
 }
 
-/** Every id a page yields as read: its items, its unchanged items and its invalid items with an id. */
-export function pageIds(page: ItemPage): string[] {
-  const ids = page.items.map((item) => item.id);
-  for (const item of page.unchanged ?? []) ids.push(item.id);
-  for (const bad of page.invalid) if (bad.id !== null) ids.push(bad.id);
-  return ids;
-}
-
 /**
  * Every reading of one page: each id once (in the order first seen, with its latest values), and the
  * elements without an id from the latest reading only (they cannot be matched across readings).

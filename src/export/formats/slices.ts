@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import { lazily } from '../../store/per-connection.js';
 
 /**
  * The feeds' SQLite work runs in slices with a turn of the event loop between them, so that one
@@ -19,16 +20,9 @@ export function keyed(
   db: Database.Database,
   sql: (bounded: boolean) => string,
 ): (after: string | null) => Database.Statement {
-  let first: Database.Statement | undefined;
-  let next: Database.Statement | undefined;
-  return (after) => {
-    if (after === null) {
-      first ??= db.prepare(sql(false));
-      return first;
-    }
-    next ??= db.prepare(sql(true));
-    return next;
-  };
+  const first = lazily(() => db.prepare(sql(false)));
+  const next = lazily(() => db.prepare(sql(true)));
+  return (after) => (after === null ? first() : next());
 }
 
 /**

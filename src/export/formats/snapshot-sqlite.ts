@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { decimalReal, SHOP_KEY, type SnapshotColumn } from '../../domain/item-fields.js';
+import { lazily } from '../../store/per-connection.js';
 import {
   CHANGE_TABLE_COLUMNS,
   ITEM_TABLE_COLUMNS,
@@ -180,13 +181,14 @@ async function writeChangedItems(db: Database.Database, run: number): Promise<vo
 async function describe(db: Database.Database, contents: RunContents): Promise<void> {
   db.transaction(() => writeHeader(db, contents))();
   // Prepared at the first change: most runs of a quiet shop have none.
-  let insert: Database.Statement | undefined;
-  await inBatches(db, contents.changes, (change) => {
-    insert ??= db.prepare(
+  const insert = lazily(() =>
+    db.prepare(
       `INSERT INTO changes (${names(CHANGE_TABLE_COLUMNS)}) VALUES (${CHANGE_TABLE_COLUMNS.map(() => '?').join(', ')})`,
-    );
-    insert.run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change)));
-  });
+    ),
+  );
+  await inBatches(db, contents.changes, (change) =>
+    insert().run(CHANGE_TABLE_COLUMNS.map((c) => c.value(change))),
+  );
 }
 
 /**
